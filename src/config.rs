@@ -1,0 +1,190 @@
+//! The `payrun.toml` configuration file: its keys, their defaults, and the
+//! rule that an unknown key is an error naming it (a typo such as `ambigous`
+//! in a payments config must never be silently ignored). Command-line flags
+//! override the file; the merge happens in `cli`.
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Default provider calls per second. Conservative: most payout APIs allow
+/// tens of calls per second and a 429 storm is slower than a modest rate.
+pub const DEFAULT_RATE: u32 = 20;
+/// Default cap on requests in flight: enough to hide a provider latency of a
+/// few hundred milliseconds at the default rate.
+pub const DEFAULT_CONCURRENCY: usize = 16;
+
+/// What to do with a payout whose outcome is unknown after a crash or an
+/// ambiguous answer (DESIGN.md section 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Ambiguous {
+    /// Re-send with the same transactionId (safe: the provider deduplicates).
+    #[default]
+    Resend,
+    /// Park the payout as `unknown` for an operator (`payrun reconcile`).
+    Hold,
+}
+
+/// Whether the file's amounts are sent in the currency's major unit (the
+/// wire amount is a string of digits, so fractions are rejected) or converted
+/// to minor units (cents).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum AmountUnit {
+    #[default]
+    Major,
+    Minor,
+}
+
+/// Sender details sent with every payout unless a row overrides them.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SenderConfig {
+    pub email: Option<String>,
+    pub firstname: Option<String>,
+    pub lastname: Option<String>,
+    pub address: Option<String>,
+    pub phone: Option<String>,
+}
+
+/// The whole configuration file. Every key is optional; accessors give the
+/// defaults.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The provider's base URL, e.g. `https://api.provider.example/v1`.
+    pub base_url: Option<String>,
+    /// A file holding the API key (the key itself never goes in this file).
+    pub api_key_file: Option<PathBuf>,
+    /// Provider calls per second, shared by every call.
+    pub rate: Option<u32>,
+    /// Maximum requests in flight.
+    pub concurrency: Option<usize>,
+    pub ambiguous: Option<Ambiguous>,
+    pub amount_unit: Option<AmountUnit>,
+    /// Payout method used when a row has no `payout_method_id`.
+    pub default_payout_method_id: Option<String>,
+    /// ISO 3166 region (e.g. `CI`, `GH`) for phone numbers written without
+    /// a leading `+`; without it such numbers are rejected.
+    pub default_phone_region: Option<String>,
+    /// The merchant identifier for card payments (`payrun pay`).
+    pub merchant_id: Option<String>,
+    /// Payment method for card payments when the request has none.
+    pub card_payment_method_id: Option<String>,
+    #[serde(default)]
+    pub sender: SenderConfig,
+    /// Maps a header of the file to a canonical column: `"Montant" = "amount"`.
+    #[serde(default)]
+    pub columns: BTreeMap<String, String>,
+}
+
+impl Config {
+    /// Reads `path`, or `./payrun.toml` when no path is given and that file
+    /// exists, or the defaults.
+    pub fn load(path: Option<&Path>) -> Result<Config> {
+        match path {
+            Some(p) => Self::from_file(p),
+            None => {
+                let default = Path::new("payrun.toml");
+                if default.exists() {
+                    Self::from_file(default)
+                } else {
+                    Ok(Config::default())
+                }
+            }
+        }
+    }
+
+    pub fn from_file(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        Self::parse(&text).with_context(|| format!("invalid config file {}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<Config> {
+        let cfg: Config = toml::from_str(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+        if cfg.rate == Some(0) {
+            anyhow::bail!("`rate` must be at least 1 call per second");
+        }
+        if cfg.concurrency == Some(0) {
+            anyhow::bail!("`concurrency` must be at least 1");
+        }
+        Ok(cfg)
+    }
+
+    pub fn rate(&self) -> u32 {
+        self.rate.unwrap_or(DEFAULT_RATE)
+    }
+    pub fn concurrency(&self) -> usize {
+        self.concurrency.unwrap_or(DEFAULT_CONCURRENCY)
+    }
+    pub fn ambiguous(&self) -> Ambiguous {
+        self.ambiguous.unwrap_or_default()
+    }
+    pub fn amount_unit(&self) -> AmountUnit {
+        self.amount_unit.unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_is_named() {
+        let err = Config::parse("rate = 5\nambigous = \"hold\"\n").unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(msg.contains("ambigous"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_sender_key_is_named() {
+        let err = Config::parse("[sender]\nemial = \"a@b.c\"\n").unwrap_err();
+        assert!(format!("{err:#}").contains("emial"));
+    }
+
+    #[test]
+    fn full_config_parses() {
+        let cfg = Config::parse(
+            r#"
+base_url = "https://api.example/v1"
+api_key_file = "key.txt"
+rate = 40
+concurrency = 8
+ambiguous = "hold"
+amount_unit = "minor"
+default_payout_method_id = "momo"
+default_phone_region = "CI"
+[sender]
+email = "payroll@acme.example"
+firstname = "Acme"
+lastname = "Payroll"
+address = "1 Rue du Commerce, Abidjan"
+phone = "+2250700000000"
+[columns]
+"Montant" = "amount"
+"#,
+        )
+        .unwrap();
+        assert_eq!(cfg.rate(), 40);
+        assert_eq!(cfg.concurrency(), 8);
+        assert_eq!(cfg.ambiguous(), Ambiguous::Hold);
+        assert_eq!(cfg.amount_unit(), AmountUnit::Minor);
+        assert_eq!(cfg.columns.get("Montant").unwrap(), "amount");
+    }
+
+    #[test]
+    fn defaults() {
+        let cfg = Config::parse("").unwrap();
+        assert_eq!(cfg.rate(), DEFAULT_RATE);
+        assert_eq!(cfg.ambiguous(), Ambiguous::Resend);
+        assert_eq!(cfg.amount_unit(), AmountUnit::Major);
+    }
+
+    #[test]
+    fn zero_rate_rejected() {
+        assert!(Config::parse("rate = 0").is_err());
+    }
+}

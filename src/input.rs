@@ -1,0 +1,1 @@
+//! Streams rows out of an input file without loading it whole.

@@ -1,0 +1,3 @@
+//! The provider's HTTP client.
+
+pub mod wire;

@@ -1,0 +1,40 @@
+//! Reports.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Where to write the report.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn command(_args: ReportArgs) -> anyhow::Result<i32> {
+    anyhow::bail!("not implemented yet")
+}
+
+/// Makes a cell taken from untrusted text safe to open in a spreadsheet
+/// program: a leading `=`, `+`, `-`, `@`, tab or CR would start a formula
+/// (CSV injection), so such a cell is prefixed with `'`, which spreadsheet
+/// programs show as text and do not display.
+pub fn safe_cell(value: &str) -> Cow<'_, str> {
+    match value.as_bytes().first() {
+        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r') => Cow::Owned(format!("'{value}")),
+        _ => Cow::Borrowed(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formula_cells_are_neutralised() {
+        for bad in ["=1+1", "+33", "-2", "@SUM(A1)", "\tx", "\rx"] {
+            assert!(safe_cell(bad).starts_with('\''), "{bad:?}");
+        }
+        assert_eq!(safe_cell("Zoë O'Neil"), "Zoë O'Neil");
+        assert_eq!(safe_cell(""), "");
+    }
+}
