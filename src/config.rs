@@ -8,6 +8,9 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Environment variable holding the provider's API key.
+pub const API_KEY_ENV: &str = "PAYRUN_API_KEY";
+
 /// Default provider calls per second. Conservative: most payout APIs allow
 /// tens of calls per second and a 429 storm is slower than a modest rate.
 pub const DEFAULT_RATE: u32 = 20;
@@ -112,6 +115,30 @@ impl Config {
             anyhow::bail!("`concurrency` must be at least 1");
         }
         Ok(cfg)
+    }
+
+    /// The API key: `PAYRUN_API_KEY`, else the file named by
+    /// `api_key_file` (first line, trimmed). Never a command-line flag: flags
+    /// land in shell history and process listings.
+    pub fn api_key(&self) -> Result<secrecy::SecretString> {
+        if let Ok(key) = std::env::var(API_KEY_ENV) {
+            let key = key.trim();
+            if !key.is_empty() {
+                return Ok(secrecy::SecretString::from(key.to_string()));
+            }
+        }
+        let Some(path) = &self.api_key_file else {
+            anyhow::bail!(
+                "no API key: set {API_KEY_ENV} or point `api_key_file` in the config at a file holding the key"
+            );
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the API key file {}", path.display()))?;
+        let key = text.lines().next().unwrap_or("").trim();
+        if key.is_empty() {
+            anyhow::bail!("the API key file {} is empty", path.display());
+        }
+        Ok(secrecy::SecretString::from(key.to_string()))
     }
 
     pub fn rate(&self) -> u32 {

@@ -1,17 +1,157 @@
-//! Reports.
+//! The reconciliation report (DESIGN.md section 8): `report.csv` with one
+//! line per input row, the per-currency summary printed at the end and
+//! written as `PATH.summary.csv`, the `payrun report` command that writes
+//! them again from the database, and the formula-injection rule every cell
+//! taken from untrusted text goes through.
 
+use crate::payout::State;
+use crate::store::{Store, Totals};
+use anyhow::{Context, Result, bail};
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The report's header, fixed: reconciliation scripts key on it.
+pub const REPORT_HEADER: [&str; 12] = [
+    "row",
+    "transaction_id",
+    "account_id",
+    "beneficiary",
+    "amount",
+    "currency",
+    "state",
+    "provider_code",
+    "provider_message",
+    "attempts",
+    "initiated_at",
+    "executed_at",
+];
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// Where to write the report.
+    /// The checkpoint database.
+    #[arg(long, default_value = crate::engine::DEFAULT_DB)]
+    pub db: PathBuf,
+    /// The run (default: the latest).
+    #[arg(long)]
+    pub run: Option<i64>,
+    /// Where to write the report (`PATH.summary.csv` goes beside it).
     #[arg(long)]
     pub out: PathBuf,
 }
 
-pub fn command(_args: ReportArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+pub fn command(args: ReportArgs) -> Result<i32> {
+    if !args.db.exists() {
+        bail!("no database at {}; pass --db", args.db.display());
+    }
+    let store = Store::open(&args.db)?;
+    let run = match args.run {
+        Some(id) => store
+            .run(id)?
+            .with_context(|| format!("no run {id} in {}", args.db.display()))?,
+        None => store
+            .latest_run()?
+            .with_context(|| format!("no runs in {}", args.db.display()))?,
+    };
+    let totals = write_report(&store, run.id, &args.out)?;
+    print_summary(&totals);
+    eprintln!("report of run {}: {}", run.id, args.out.display());
+    Ok(crate::exit::OK)
+}
+
+/// `PATH.summary.csv`.
+pub fn summary_path(report: &Path) -> PathBuf {
+    let mut s = report.as_os_str().to_owned();
+    s.push(".summary.csv");
+    PathBuf::from(s)
+}
+
+/// Writes the report and its summary for `run_id` (each through a temporary
+/// file renamed into place, so a reader never sees half a report) and
+/// returns the totals.
+pub fn write_report(store: &Store, run_id: i64, path: &Path) -> Result<Totals> {
+    write_atomically(path, |w| {
+        let mut csv = csv::Writer::from_writer(w);
+        csv.write_record(REPORT_HEADER)?;
+        store.for_each_report_row(run_id, |r| {
+            let row = r.row.to_string();
+            let attempts = r.attempts.to_string();
+            csv.write_record([
+                row.as_str(),
+                &safe_cell(&r.transaction_id),
+                &safe_cell(&r.account_id),
+                &safe_cell(&r.beneficiary),
+                &r.amount,
+                &r.currency,
+                &r.state,
+                &safe_cell(&r.provider_code),
+                &safe_cell(&r.provider_message),
+                &attempts,
+                &r.initiated_at,
+                &r.executed_at,
+            ])?;
+            Ok(())
+        })?;
+        csv.flush()?;
+        Ok(())
+    })?;
+    let totals = store.totals(run_id)?;
+    let rejected = store.run(run_id)?.map(|r| r.rows_rejected).unwrap_or(0);
+    write_atomically(&summary_path(path), |w| {
+        let mut csv = csv::Writer::from_writer(w);
+        csv.write_record(["currency", "state", "count", "total"])?;
+        for (currency, states) in &totals {
+            for (state, t) in states {
+                csv.write_record([
+                    currency.as_str(),
+                    state.as_str(),
+                    &t.count.to_string(),
+                    &t.total.to_string(),
+                ])?;
+            }
+        }
+        if rejected > 0 {
+            csv.write_record(["", State::Rejected.as_str(), &rejected.to_string(), ""])?;
+        }
+        csv.flush()?;
+        Ok(())
+    })?;
+    Ok(totals)
+}
+
+fn write_atomically(path: &Path, f: impl FnOnce(&mut std::fs::File) -> Result<()>) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let mut file =
+        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    f(&mut file).with_context(|| format!("cannot write {}", tmp.display()))?;
+    file.flush()?;
+    file.sync_all()
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    drop(file);
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// Prints the per-currency summary on stderr (stdout stays free for
+/// scripts).
+pub fn print_summary(totals: &Totals) {
+    if totals.is_empty() {
+        return;
+    }
+    eprintln!("{:<8} {:<16} {:>8} {:>20}", "currency", "state", "count", "total");
+    for (currency, states) in totals {
+        for (state, t) in states {
+            eprintln!(
+                "{:<8} {:<16} {:>8} {:>20}",
+                currency,
+                state.as_str(),
+                t.count,
+                t.total
+            );
+        }
+    }
 }
 
 /// Makes a cell taken from untrusted text safe to open in a spreadsheet
@@ -36,5 +176,13 @@ mod tests {
         }
         assert_eq!(safe_cell("Zoë O'Neil"), "Zoë O'Neil");
         assert_eq!(safe_cell(""), "");
+    }
+
+    #[test]
+    fn summary_path_is_beside_the_report() {
+        assert_eq!(
+            summary_path(Path::new("/tmp/r/report.csv")),
+            PathBuf::from("/tmp/r/report.csv.summary.csv")
+        );
     }
 }

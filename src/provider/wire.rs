@@ -134,4 +134,30 @@ pub mod codes {
     pub const UNAUTHORIZED: &str = "UNAUTHORIZED";
     pub const VALIDATION_ERROR: &str = "VALIDATION_ERROR";
     pub const RATE_LIMITED: &str = "RATE_LIMITED";
+
+    // Added with the sandbox (issue 3).
+    /// `code` of a fresh successful answer: equal to `data.status`.
+    pub const INITIATED: &str = "INITIATED";
+    pub const SUCCESS: &str = "SUCCESS";
+    pub const REQUIRES_3DS: &str = "REQUIRES_3DS";
+    /// Execution failures (`data.failureCode`; 422).
+    pub const RECIPIENT_NOT_FOUND: &str = "RECIPIENT_NOT_FOUND";
+    pub const LIMIT_EXCEEDED: &str = "LIMIT_EXCEEDED";
+    pub const AUTHENTICATION_FAILED: &str = "AUTHENTICATION_FAILED";
+    /// Refusals of a request (4xx).
+    pub const INVALID_ACCOUNT: &str = "INVALID_ACCOUNT";
+    pub const INVALID_PAYMENT_METHOD: &str = "INVALID_PAYMENT_METHOD";
+    pub const INVALID_MERCHANT: &str = "INVALID_MERCHANT";
+    pub const CARD_DECLINED: &str = "CARD_DECLINED";
+    pub const MALFORMED_JSON: &str = "MALFORMED_JSON";
+    pub const MISSING_HEADER: &str = "MISSING_HEADER";
+    pub const UNSUPPORTED_MEDIA_TYPE: &str = "UNSUPPORTED_MEDIA_TYPE";
+    pub const NOT_ACCEPTABLE: &str = "NOT_ACCEPTABLE";
+    pub const PAYLOAD_TOO_LARGE: &str = "PAYLOAD_TOO_LARGE";
+    pub const NOT_FOUND: &str = "NOT_FOUND";
+    pub const METHOD_NOT_ALLOWED: &str = "METHOD_NOT_ALLOWED";
+    /// Server errors (5xx).
+    pub const INTERNAL_ERROR: &str = "INTERNAL_ERROR";
+    pub const BAD_GATEWAY: &str = "BAD_GATEWAY";
+    pub const SERVICE_UNAVAILABLE: &str = "SERVICE_UNAVAILABLE";
 }

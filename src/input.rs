@@ -1,1 +1,0 @@
-//! Streams rows out of an input file without loading it whole.

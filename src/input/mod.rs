@@ -1,0 +1,57 @@
+//! Streams rows out of an input file without loading it whole (DESIGN.md
+//! section 1): CSV files here and in `delimited`, spreadsheet workbooks in
+//! `workbook`. Every source yields the same thing, a [`RawRow`]: the cells as
+//! text, the row number the user sees in a spreadsheet program, and the
+//! cells that held a spreadsheet error. Blank rows are skipped but counted,
+//! so row numbers stay those of the spreadsheet.
+
+mod delimited;
+
+pub use delimited::CsvSource;
+
+use anyhow::Result;
+use csv::StringRecord;
+use std::path::Path;
+
+/// One row as it came in.
+#[derive(Debug, Clone, Default)]
+pub struct RawRow {
+    /// Row number as a spreadsheet program shows it (the first line is 1).
+    pub row: u64,
+    /// The cells, as text, in file order.
+    pub fields: StringRecord,
+    /// Cells that held a spreadsheet error (`#REF!`, `#DIV/0!`): field index
+    /// and the error as the spreadsheet shows it. Always empty for CSV.
+    pub cell_errors: Vec<(usize, String)>,
+}
+
+/// A stream of rows: the header row first (read when the source is opened),
+/// then the data rows one at a time into a reused [`RawRow`].
+pub trait RowSource {
+    /// The header row.
+    fn header(&self) -> &RawRow;
+    /// Reads the next non-blank row into `out`; `false` at the end.
+    fn next_row(&mut self, out: &mut RawRow) -> Result<bool>;
+    /// The field delimiter, to write `rejected.csv` the way the input was
+    /// written (`;` files open correctly in the same spreadsheet program).
+    fn delimiter(&self) -> u8 {
+        b','
+    }
+}
+
+/// True when every cell is empty or spaces: such a row is skipped.
+pub fn is_blank(fields: &StringRecord) -> bool {
+    fields.iter().all(|f| f.trim().is_empty())
+}
+
+/// Opens `path` as the right kind of source. `sheet` picks a worksheet of a
+/// workbook and is refused for CSV.
+pub fn open(path: &Path, sheet: Option<&str>) -> Result<Box<dyn RowSource>> {
+    if let Some(sheet) = sheet {
+        anyhow::bail!(
+            "--sheet {sheet:?} applies only to spreadsheet workbooks (.xlsx, .xls, .ods), and {} is read as CSV",
+            path.display()
+        );
+    }
+    Ok(Box::new(CsvSource::open(path)?))
+}

@@ -1,0 +1,728 @@
+//! The sandbox's books: every transaction it has seen, the wallet
+//! balances, and the business rules of `/initiates`, `/executes`, `/pay` and
+//! the 3-D Secure step. Everything here is synchronous and runs under one
+//! mutex held for a few microseconds, so each call is atomic: it either
+//! happened entirely (record written, wallet debited) or not at all. The
+//! HTTP layer (and its faults) wraps these rules; it never touches money.
+//!
+//! Records are compact (about 90 bytes plus the two id strings) so a run of
+//! a million payouts fits in a few hundred megabytes.
+
+use std::collections::{BTreeMap, HashMap};
+
+use axum::http::StatusCode;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::faults::Ambiguity;
+use super::fields::{Fingerprint, Initiate, Pay};
+use crate::provider::wire::codes;
+
+/// Magic account numbers: an `accountId` ending with one of these makes
+/// the sandbox answer deterministically, so tests can produce business
+/// failures and ambiguous answers without random faults.
+pub mod magic {
+    /// `/executes` fails: 422 `RECIPIENT_NOT_FOUND`, nothing debited.
+    pub const RECIPIENT_NOT_FOUND: &str = "000000000404";
+    /// `/executes` fails: 422 `LIMIT_EXCEEDED`, nothing debited.
+    pub const LIMIT_EXCEEDED: &str = "000000000429";
+    /// `/initiates` is refused: 422 `INVALID_ACCOUNT`, nothing recorded.
+    pub const INVALID_ACCOUNT: &str = "000000000422";
+    /// The first `/executes` is carried out (debited) and answered 503;
+    /// later ones answer `ALREADY_EXECUTED` as usual.
+    pub const EXECUTE_THEN_503: &str = "000000000503";
+    /// The first `/executes` is carried out (debited) and the connection is
+    /// cut without an answer; later ones answer `ALREADY_EXECUTED`.
+    pub const EXECUTE_THEN_CUT: &str = "000000000504";
+}
+
+/// What a transaction is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Payout,
+    Card,
+}
+
+/// Transaction states as the provider names them in `data.status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Initiated,
+    Success,
+    Failed,
+    Requires3ds,
+}
+
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Status::Initiated => "INITIATED",
+            Status::Success => "SUCCESS",
+            Status::Failed => "FAILED",
+            Status::Requires3ds => "REQUIRES_3DS",
+        }
+    }
+}
+
+/// Why a transaction failed (`data.failureCode`, and the `code` of the
+/// answer that failed it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Failure {
+    InsufficientBalance,
+    RecipientNotFound,
+    LimitExceeded,
+    AuthenticationFailed,
+}
+
+impl Failure {
+    fn code(self) -> &'static str {
+        match self {
+            Failure::InsufficientBalance => codes::INSUFFICIENT_BALANCE,
+            Failure::RecipientNotFound => codes::RECIPIENT_NOT_FOUND,
+            Failure::LimitExceeded => codes::LIMIT_EXCEEDED,
+            Failure::AuthenticationFailed => codes::AUTHENTICATION_FAILED,
+        }
+    }
+
+    fn message(self) -> &'static str {
+        match self {
+            Failure::InsufficientBalance => "the wallet balance is lower than the amount",
+            Failure::RecipientNotFound => "the recipient account does not exist",
+            Failure::LimitExceeded => "the recipient's limit is exceeded",
+            Failure::AuthenticationFailed => "the payer failed 3-D Secure authentication",
+        }
+    }
+}
+
+/// One transaction. Kept small: a million of them must fit comfortably.
+#[derive(Debug)]
+struct Txn {
+    amount: Decimal,
+    fingerprint: Fingerprint,
+    /// The recipient account, or for a card payment the masked card.
+    account: Box<str>,
+    /// Creation order, for a stable ledger listing.
+    seq: u64,
+    initiate_calls: u32,
+    execute_calls: u32,
+    debits: u32,
+    /// Index into the wallets.
+    wallet: u16,
+    kind: Kind,
+    status: Status,
+    failure: Option<Failure>,
+}
+
+/// The outcome of one call, before it becomes an HTTP answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Answer {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub data: Option<Value>,
+    /// Set when a magic account asks for an ambiguous answer.
+    pub ambiguity: Option<Ambiguity>,
+}
+
+impl Answer {
+    pub(crate) fn new(
+        status: StatusCode,
+        code: &'static str,
+        message: impl Into<String>,
+    ) -> Answer {
+        Answer {
+            status,
+            code,
+            message: message.into(),
+            data: None,
+            ambiguity: None,
+        }
+    }
+
+    fn with_data(mut self, data: Value) -> Answer {
+        self.data = Some(data);
+        self
+    }
+}
+
+/// One transaction as `GET /_sandbox/ledger` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerEntry {
+    pub transaction_id: String,
+    /// `"payout"` or `"card"`.
+    pub kind: String,
+    /// `INITIATED`, `SUCCESS`, `FAILED` or `REQUIRES_3DS`.
+    pub status: String,
+    pub amount: Decimal,
+    pub currency: String,
+    /// The recipient account; for a card payment, the masked card number.
+    pub account_id: String,
+    #[serde(default)]
+    pub failure_code: Option<String>,
+    /// `/initiates` calls naming this id (for a card payment: `/pay` calls),
+    /// including duplicates and conflicting ones.
+    pub initiate_calls: u32,
+    /// `/executes` calls naming this id that were processed.
+    pub execute_calls: u32,
+    /// Times the wallet was debited for it: 0 or 1, never more.
+    pub debits: u32,
+}
+
+/// Requests that reached a provider route, faulted or not (401, 429 and
+/// injected 5xx included). The sandbox's own routes are not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestCounts {
+    pub initiates: u64,
+    pub executes: u64,
+    pub pay: u64,
+    pub total: u64,
+}
+
+/// The whole of `GET /_sandbox/ledger`; also returned in-process by
+/// `Running::ledger`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerSnapshot {
+    /// In creation order.
+    pub transactions: Vec<LedgerEntry>,
+    /// Balance per currency.
+    pub wallets: BTreeMap<String, Decimal>,
+    pub requests: RequestCounts,
+}
+
+impl LedgerSnapshot {
+    /// The entry of one transaction id.
+    pub fn get(&self, transaction_id: &str) -> Option<&LedgerEntry> {
+        self.transactions
+            .iter()
+            .find(|t| t.transaction_id == transaction_id)
+    }
+
+    /// Total debits over all transactions.
+    pub fn total_debits(&self) -> u64 {
+        self.transactions.iter().map(|t| u64::from(t.debits)).sum()
+    }
+}
+
+/// What the 3-D Secure page needs to know about a card payment.
+pub(crate) struct CardView {
+    pub amount: Decimal,
+    pub currency: String,
+    pub masked_card: String,
+    pub status: &'static str,
+}
+
+/// All transactions and wallets.
+pub(crate) struct Ledger {
+    txns: HashMap<Box<str>, Txn>,
+    currencies: Vec<Box<str>>,
+    balances: Vec<Decimal>,
+    next_seq: u64,
+}
+
+fn magic_is(account: &str, magic: &str) -> bool {
+    account.ends_with(magic)
+}
+
+fn magic_failure(account: &str) -> Option<Failure> {
+    if magic_is(account, magic::RECIPIENT_NOT_FOUND) {
+        Some(Failure::RecipientNotFound)
+    } else if magic_is(account, magic::LIMIT_EXCEEDED) {
+        Some(Failure::LimitExceeded)
+    } else {
+        None
+    }
+}
+
+fn magic_ambiguity(account: &str) -> Option<Ambiguity> {
+    if magic_is(account, magic::EXECUTE_THEN_503) {
+        Some(Ambiguity::Unavailable)
+    } else if magic_is(account, magic::EXECUTE_THEN_CUT) {
+        Some(Ambiguity::Cut)
+    } else {
+        None
+    }
+}
+
+/// Whether `/initiates` refuses this account outright (magic account).
+pub(crate) fn initiate_refused(account: &str) -> bool {
+    magic_is(account, magic::INVALID_ACCOUNT)
+}
+
+impl Ledger {
+    /// `wallets` are (currency, opening balance); at most 65 535 of them.
+    pub(crate) fn new(wallets: &BTreeMap<String, Decimal>) -> anyhow::Result<Ledger> {
+        if wallets.len() > usize::from(u16::MAX) {
+            anyhow::bail!("too many wallets ({})", wallets.len());
+        }
+        Ok(Ledger {
+            txns: HashMap::new(),
+            currencies: wallets.keys().map(|c| c.as_str().into()).collect(),
+            balances: wallets.values().copied().collect(),
+            next_seq: 0,
+        })
+    }
+
+    /// The wallet index of a currency, if the merchant has that wallet.
+    pub(crate) fn wallet(&self, currency: &str) -> Option<u16> {
+        self.currencies
+            .iter()
+            .position(|c| &**c == currency)
+            .and_then(|i| u16::try_from(i).ok())
+    }
+
+    fn record(&self, id: &str, t: &Txn, redirect_base: Option<&str>) -> Value {
+        let mut m = Map::new();
+        m.insert("transactionId".into(), json!(id));
+        m.insert("amount".into(), json!(t.amount.to_string()));
+        m.insert(
+            "currency".into(),
+            json!(&*self.currencies[usize::from(t.wallet)]),
+        );
+        match t.kind {
+            Kind::Payout => m.insert("accountId".into(), json!(&*t.account)),
+            Kind::Card => m.insert("card".into(), json!(&*t.account)),
+        };
+        m.insert("status".into(), json!(t.status.as_str()));
+        if let Some(f) = t.failure {
+            m.insert("failureCode".into(), json!(f.code()));
+        }
+        if t.kind == Kind::Card
+            && t.status == Status::Requires3ds
+            && let Some(base) = redirect_base
+        {
+            m.insert("redirectUrl".into(), json!(redirect_url(base, id)));
+        }
+        Value::Object(m)
+    }
+
+    /// Adds a new transaction (the caller checked the id is free) and
+    /// returns its record.
+    fn insert(&mut self, id: &str, mut txn: Txn, redirect_base: Option<&str>) -> Value {
+        txn.seq = self.next_seq;
+        self.next_seq += 1;
+        self.txns.insert(id.into(), txn);
+        self.record(id, &self.txns[id], redirect_base)
+    }
+
+    /// `POST /initiates`, once the body is valid, its currency has a wallet
+    /// and its payout method exists.
+    pub(crate) fn initiate(&mut self, req: &Initiate, wallet: u16) -> Answer {
+        let id = req.request.transaction_id.as_str();
+        if let Some(t) = self.txns.get_mut(id) {
+            t.initiate_calls = t.initiate_calls.saturating_add(1);
+            let same = t.kind == Kind::Payout && t.fingerprint == req.fingerprint;
+            let t = &self.txns[id];
+            return if same {
+                Answer::new(
+                    StatusCode::OK,
+                    codes::DUPLICATE_IGNORED,
+                    "a payout with this transactionId and this body exists; nothing was changed",
+                )
+                .with_data(self.record(id, t, None))
+            } else {
+                Answer::new(
+                    StatusCode::CONFLICT,
+                    codes::DUPLICATE_TRANSACTION_ID,
+                    "this transactionId is already used by a different request",
+                )
+            };
+        }
+        let txn = Txn {
+            amount: req.amount,
+            fingerprint: req.fingerprint,
+            account: req.request.account_id.as_str().into(),
+            seq: 0,
+            initiate_calls: 1,
+            execute_calls: 0,
+            debits: 0,
+            wallet,
+            kind: Kind::Payout,
+            status: Status::Initiated,
+            failure: None,
+        };
+        let data = self.insert(id, txn, None);
+        Answer::new(
+            StatusCode::CREATED,
+            codes::INITIATED,
+            "payout initiated; call /executes to complete it",
+        )
+        .with_data(data)
+    }
+
+    /// `POST /executes`. The first call settles the payout for good:
+    /// SUCCESS (debited once) or FAILED (nothing debited). FAILED is final;
+    /// a repeated call never debits and replays the outcome.
+    pub(crate) fn execute(&mut self, id: &str) -> Answer {
+        let Some(t) = self.txns.get_mut(id) else {
+            return Answer::new(
+                StatusCode::NOT_FOUND,
+                codes::TRANSACTION_NOT_FOUND,
+                "no payout was initiated under this transactionId",
+            );
+        };
+        if t.kind != Kind::Payout {
+            return Answer::new(
+                StatusCode::NOT_FOUND,
+                codes::TRANSACTION_NOT_FOUND,
+                "this transactionId is a card payment, not a payout",
+            );
+        }
+        t.execute_calls = t.execute_calls.saturating_add(1);
+        let first = t.execute_calls == 1;
+        let mut ambiguity = None;
+        let (status, code, message) = match t.status {
+            Status::Success => (
+                StatusCode::OK,
+                codes::ALREADY_EXECUTED,
+                "this payout was already executed; nothing was debited again",
+            ),
+            Status::Failed | Status::Requires3ds => {
+                // Replays the failure, with the failure's code: never
+                // ALREADY_EXECUTED, which a client may read as "paid".
+                let f = t.failure.unwrap_or(Failure::RecipientNotFound);
+                (StatusCode::UNPROCESSABLE_ENTITY, f.code(), f.message())
+            }
+            Status::Initiated => {
+                let balance = &mut self.balances[usize::from(t.wallet)];
+                let failure = magic_failure(&t.account)
+                    .or_else(|| (*balance < t.amount).then_some(Failure::InsufficientBalance));
+                match failure {
+                    Some(f) => {
+                        t.status = Status::Failed;
+                        t.failure = Some(f);
+                        (StatusCode::UNPROCESSABLE_ENTITY, f.code(), f.message())
+                    }
+                    None => {
+                        *balance -= t.amount;
+                        t.debits += 1;
+                        t.status = Status::Success;
+                        if first {
+                            ambiguity = magic_ambiguity(&t.account);
+                        }
+                        (StatusCode::OK, codes::SUCCESS, "payout executed")
+                    }
+                }
+            }
+        };
+        let t = &self.txns[id];
+        let mut data = self.record(id, t, None);
+        if code == codes::ALREADY_EXECUTED || (t.status == Status::Failed && !first) {
+            data["alreadyExecuted"] = json!(true);
+        }
+        let mut answer = Answer::new(status, code, message).with_data(data);
+        answer.ambiguity = ambiguity;
+        answer
+    }
+
+    /// `POST /pay`, once the body is valid and its currency has a wallet.
+    /// An enrolled card waits for 3-D Secure; nothing moves until then.
+    pub(crate) fn pay(&mut self, req: &Pay, wallet: u16, redirect_base: &str) -> Answer {
+        let id = req.transaction_id.as_str();
+        if let Some(t) = self.txns.get_mut(id) {
+            t.initiate_calls = t.initiate_calls.saturating_add(1);
+            let same = t.kind == Kind::Card && t.fingerprint == req.fingerprint;
+            let t = &self.txns[id];
+            return if same {
+                Answer::new(
+                    StatusCode::OK,
+                    codes::DUPLICATE_IGNORED,
+                    "a payment with this transaction_id and this body exists; nothing was changed",
+                )
+                .with_data(self.record(id, t, Some(redirect_base)))
+            } else {
+                Answer::new(
+                    StatusCode::CONFLICT,
+                    codes::DUPLICATE_TRANSACTION_ID,
+                    "this transaction_id is already used by a different request",
+                )
+            };
+        }
+        let txn = Txn {
+            amount: req.amount,
+            fingerprint: req.fingerprint,
+            account: req.masked_card.as_str().into(),
+            seq: 0,
+            initiate_calls: 1,
+            execute_calls: 0,
+            debits: 0,
+            wallet,
+            kind: Kind::Card,
+            status: Status::Requires3ds,
+            failure: None,
+        };
+        let data = self.insert(id, txn, Some(redirect_base));
+        Answer::new(
+            StatusCode::CREATED,
+            codes::REQUIRES_3DS,
+            "redirect the payer to data.redirectUrl to complete 3-D Secure",
+        )
+        .with_data(data)
+    }
+
+    /// A card payment, for the 3-D Secure page.
+    pub(crate) fn card(&self, id: &str) -> Option<CardView> {
+        let t = self.txns.get(id).filter(|t| t.kind == Kind::Card)?;
+        Some(CardView {
+            amount: t.amount,
+            currency: self.currencies[usize::from(t.wallet)].to_string(),
+            masked_card: t.account.to_string(),
+            status: t.status.as_str(),
+        })
+    }
+
+    /// The payer's 3-D Secure answer. Approval credits the merchant's
+    /// wallet once; a payment no longer waiting is left as it is.
+    pub(crate) fn complete_3ds(&mut self, id: &str, approve: bool) -> Option<CardView> {
+        let t = self
+            .txns
+            .get_mut(id)
+            .filter(|t| t.kind == Kind::Card && t.status == Status::Requires3ds);
+        if let Some(t) = t {
+            let balance = &mut self.balances[usize::from(t.wallet)];
+            match balance.checked_add(t.amount).filter(|_| approve) {
+                Some(credited) => {
+                    *balance = credited;
+                    t.status = Status::Success;
+                }
+                None => {
+                    t.status = Status::Failed;
+                    t.failure = Some(Failure::AuthenticationFailed);
+                }
+            }
+        }
+        self.card(id)
+    }
+
+    /// The whole ledger, in creation order.
+    pub(crate) fn snapshot(&self, requests: RequestCounts) -> LedgerSnapshot {
+        let mut entries: Vec<(&str, &Txn)> = self.txns.iter().map(|(k, t)| (&**k, t)).collect();
+        entries.sort_unstable_by_key(|(_, t)| t.seq);
+        let transactions = entries
+            .into_iter()
+            .map(|(id, t)| LedgerEntry {
+                transaction_id: id.to_owned(),
+                kind: match t.kind {
+                    Kind::Payout => "payout".into(),
+                    Kind::Card => "card".into(),
+                },
+                status: t.status.as_str().into(),
+                amount: t.amount,
+                currency: self.currencies[usize::from(t.wallet)].to_string(),
+                account_id: t.account.to_string(),
+                failure_code: t.failure.map(|f| f.code().to_owned()),
+                initiate_calls: t.initiate_calls,
+                execute_calls: t.execute_calls,
+                debits: t.debits,
+            })
+            .collect();
+        let wallets = self
+            .currencies
+            .iter()
+            .zip(&self.balances)
+            .map(|(c, b)| (c.to_string(), *b))
+            .collect();
+        LedgerSnapshot {
+            transactions,
+            wallets,
+            requests,
+        }
+    }
+}
+
+/// Where a payer completes 3-D Secure for a payment.
+pub(crate) fn redirect_url(base: &str, id: &str) -> String {
+    format!("{base}/_sandbox/3ds/{}", super::card::encode_segment(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::fields;
+
+    fn ledger(balance: i64) -> Ledger {
+        let mut w = BTreeMap::new();
+        w.insert("XOF".to_string(), Decimal::from(balance));
+        w.insert("USD".to_string(), Decimal::from(balance));
+        Ledger::new(&w).unwrap()
+    }
+
+    fn init(id: &str, amount: &str, account: &str) -> Initiate {
+        let body = json!({"transactionId": id, "amount": amount, "currency": "XOF",
+                          "payoutMethodId": "momo", "accountId": account});
+        fields::initiate(&serde_json::to_vec(&body).unwrap()).unwrap()
+    }
+
+    fn snapshot(l: &Ledger) -> LedgerSnapshot {
+        l.snapshot(RequestCounts::default())
+    }
+
+    #[test]
+    fn execute_debits_exactly_once() {
+        let mut l = ledger(1000);
+        let w = l.wallet("XOF").unwrap();
+        assert_eq!(
+            l.initiate(&init("a", "300", "1"), w).status,
+            StatusCode::CREATED
+        );
+        let first = l.execute("a");
+        assert_eq!((first.status, first.code), (StatusCode::OK, codes::SUCCESS));
+        for _ in 0..3 {
+            let again = l.execute("a");
+            assert_eq!(
+                (again.status, again.code),
+                (StatusCode::OK, codes::ALREADY_EXECUTED)
+            );
+        }
+        let s = snapshot(&l);
+        assert_eq!(s.wallets["XOF"], Decimal::from(700));
+        assert_eq!(s.wallets["USD"], Decimal::from(1000));
+        let e = s.get("a").unwrap();
+        assert_eq!(
+            (e.debits, e.execute_calls, e.status.as_str()),
+            (1, 4, "SUCCESS")
+        );
+    }
+
+    #[test]
+    fn insufficient_balance_fails_for_good_and_debits_nothing() {
+        let mut l = ledger(100);
+        let w = l.wallet("XOF").unwrap();
+        l.initiate(&init("a", "101", "1"), w);
+        let a = l.execute("a");
+        assert_eq!(
+            (a.status, a.code),
+            (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                codes::INSUFFICIENT_BALANCE
+            )
+        );
+        assert_eq!(a.data.as_ref().unwrap()["status"], "FAILED");
+        let again = l.execute("a");
+        assert_eq!(again.code, codes::INSUFFICIENT_BALANCE);
+        assert_eq!(again.data.as_ref().unwrap()["alreadyExecuted"], true);
+        let s = snapshot(&l);
+        assert_eq!(s.wallets["XOF"], Decimal::from(100));
+        assert_eq!(s.get("a").unwrap().debits, 0);
+        assert_eq!(
+            s.get("a").unwrap().failure_code.as_deref(),
+            Some("INSUFFICIENT_BALANCE")
+        );
+    }
+
+    #[test]
+    fn exact_balance_is_enough() {
+        let mut l = ledger(100);
+        let w = l.wallet("XOF").unwrap();
+        l.initiate(&init("a", "100", "1"), w);
+        assert_eq!(l.execute("a").code, codes::SUCCESS);
+        assert_eq!(snapshot(&l).wallets["XOF"], Decimal::ZERO);
+    }
+
+    #[test]
+    fn duplicates_and_conflicts() {
+        let mut l = ledger(1000);
+        let w = l.wallet("XOF").unwrap();
+        l.initiate(&init("a", "10", "1"), w);
+        let dup = l.initiate(&init("a", "10", "1"), w);
+        assert_eq!(
+            (dup.status, dup.code),
+            (StatusCode::OK, codes::DUPLICATE_IGNORED)
+        );
+        let conflict = l.initiate(&init("a", "11", "1"), w);
+        assert_eq!(
+            (conflict.status, conflict.code),
+            (StatusCode::CONFLICT, codes::DUPLICATE_TRANSACTION_ID)
+        );
+        let s = snapshot(&l);
+        assert_eq!(s.transactions.len(), 1);
+        assert_eq!(s.get("a").unwrap().initiate_calls, 3);
+        assert_eq!(s.get("a").unwrap().amount, Decimal::from(10));
+    }
+
+    #[test]
+    fn unknown_id_is_not_found() {
+        let mut l = ledger(1);
+        let a = l.execute("nope");
+        assert_eq!(
+            (a.status, a.code),
+            (StatusCode::NOT_FOUND, codes::TRANSACTION_NOT_FOUND)
+        );
+    }
+
+    #[test]
+    fn magic_accounts() {
+        let mut l = ledger(1000);
+        let w = l.wallet("XOF").unwrap();
+        l.initiate(&init("nf", "1", magic::RECIPIENT_NOT_FOUND), w);
+        l.initiate(
+            &init("lim", "1", &format!("+225{}", magic::LIMIT_EXCEEDED)),
+            w,
+        );
+        l.initiate(&init("amb", "1", magic::EXECUTE_THEN_503), w);
+        l.initiate(&init("cut", "1", magic::EXECUTE_THEN_CUT), w);
+        assert_eq!(l.execute("nf").code, codes::RECIPIENT_NOT_FOUND);
+        assert_eq!(l.execute("lim").code, codes::LIMIT_EXCEEDED);
+        let amb = l.execute("amb");
+        assert_eq!(
+            (amb.code, amb.ambiguity),
+            (codes::SUCCESS, Some(Ambiguity::Unavailable))
+        );
+        assert_eq!(l.execute("amb").ambiguity, None);
+        assert_eq!(l.execute("cut").ambiguity, Some(Ambiguity::Cut));
+        assert_eq!(l.execute("cut").code, codes::ALREADY_EXECUTED);
+        let s = snapshot(&l);
+        assert_eq!(s.wallets["XOF"], Decimal::from(998));
+        assert!(initiate_refused(magic::INVALID_ACCOUNT));
+        assert!(!initiate_refused("2250700000000"));
+    }
+
+    #[test]
+    fn ledger_lists_in_creation_order() {
+        let mut l = ledger(1000);
+        let w = l.wallet("XOF").unwrap();
+        let ids: Vec<String> = (0..50).map(|i| format!("tx-{}", 49 - i)).collect();
+        for id in &ids {
+            l.initiate(&init(id, "1", "1"), w);
+        }
+        let listed: Vec<String> = snapshot(&l)
+            .transactions
+            .into_iter()
+            .map(|t| t.transaction_id)
+            .collect();
+        assert_eq!(listed, ids);
+    }
+
+    #[test]
+    fn snapshot_json_uses_the_documented_names() {
+        let mut l = ledger(5);
+        let w = l.wallet("XOF").unwrap();
+        l.initiate(&init("a", "1", "1"), w);
+        let v = serde_json::to_value(snapshot(&l)).unwrap();
+        let t = &v["transactions"][0];
+        for key in [
+            "transactionId",
+            "status",
+            "amount",
+            "currency",
+            "accountId",
+            "initiateCalls",
+            "executeCalls",
+            "debits",
+        ] {
+            assert!(t.get(key).is_some(), "{key}");
+        }
+        assert_eq!(t["amount"], "1");
+        assert_eq!(v["wallets"]["XOF"], "5");
+        assert_eq!(v["requests"]["total"], 0);
+    }
+
+    #[test]
+    fn txn_record_stays_compact() {
+        assert!(
+            std::mem::size_of::<Txn>() <= 80,
+            "{}",
+            std::mem::size_of::<Txn>()
+        );
+    }
+}

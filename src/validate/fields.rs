@@ -1,0 +1,348 @@
+//! The rules for single fields other than the amount: text length and
+//! control characters, identifiers, currency codes, e-mail addresses and
+//! phone numbers. Each rule is a pure function returning the cleaned value or
+//! a message saying what is wrong and how to fix it; the caller adds the row,
+//! the column and the value.
+
+use phonenumber::country;
+
+/// Longest identifier (transaction id, account id, payout method id). The
+/// provider documents no bound; 64 characters holds any IBAN (34), any
+/// E.164 number (16) and any UUID (36) with room to spare, and a longer
+/// value is almost always two cells run together.
+pub const MAX_ID_LEN: usize = 64;
+/// Longest first or last name: ICAO passports print at most 39 characters
+/// per name; 100 leaves room for compound names without accepting a pasted
+/// paragraph.
+pub const MAX_NAME_LEN: usize = 100;
+/// Longest description or address: what a bank statement line or a postal
+/// address form holds.
+pub const MAX_TEXT_LEN: usize = 255;
+/// Longest e-mail address (RFC 5321 path limit).
+pub const MAX_EMAIL_LEN: usize = 254;
+
+/// Removes surrounding spaces and the `'` that `rejected.csv` and the
+/// reports put before a cell starting with `=`, `+`, `-`, `@`, tab or CR
+/// (formula-injection guard), so a fixed rejected file can be re-submitted
+/// as it is.
+pub fn clean(raw: &str) -> &str {
+    let unescaped = match raw.strip_prefix('\'') {
+        Some(rest) if rest.starts_with(['=', '+', '-', '@', '\t', '\r']) => rest,
+        _ => raw,
+    };
+    unescaped.trim()
+}
+
+/// A free-text field: at most `max` characters, no control characters
+/// (line breaks and tabs break the provider's records and the reports).
+pub fn text(value: &str, max: usize) -> Result<(), String> {
+    if let Some(c) = value.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "the text contains a control character ({}): remove line breaks, tabs and other invisible characters",
+            c.escape_unicode()
+        ));
+    }
+    let len = value.chars().count();
+    if len > max {
+        return Err(format!(
+            "the text is {len} characters long; at most {max} are accepted: shorten it"
+        ));
+    }
+    Ok(())
+}
+
+/// A required text field.
+pub fn required_text(value: &str, max: usize, what: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Err(format!("{what} is required: fill it in"));
+    }
+    text(value, max)
+}
+
+/// An identifier sent to the provider: printable ASCII without spaces, at
+/// most [`MAX_ID_LEN`] characters. Non-ASCII look-alikes (a Cyrillic `о`, a
+/// non-breaking space) in an id are a classic source of "not found" errors.
+pub fn identifier(value: &str, what: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Err(format!("{what} is required: fill it in"));
+    }
+    if let Some(c) = value.chars().find(|c| !c.is_ascii_graphic()) {
+        let shown = if c == ' ' {
+            "a space".to_owned()
+        } else {
+            format!("`{}` ({})", c.escape_debug(), c.escape_unicode())
+        };
+        return Err(format!(
+            "{what} may hold only letters A-Z, digits and ASCII punctuation, and it contains {shown}: retype it without that character"
+        ));
+    }
+    if value.len() > MAX_ID_LEN {
+        return Err(format!(
+            "{what} is {} characters long; at most {MAX_ID_LEN} are accepted: check that the cell holds one identifier",
+            value.len()
+        ));
+    }
+    Ok(())
+}
+
+/// A currency accepted for payouts: a real ISO 4217 code with a number of
+/// minor-unit digits (so not `XXX`, `XAU` and the other codes without
+/// one). Returns the upper-case code and that number of digits.
+pub fn currency(value: &str) -> Result<(&'static str, u16), String> {
+    if value.is_empty() {
+        return Err("the currency is required: write its ISO 4217 code, e.g. XOF, KES, USD".into());
+    }
+    let upper = value.to_ascii_uppercase();
+    match iso_currency::Currency::from_code(&upper) {
+        Some(c) => match c.exponent() {
+            Some(exp) => Ok((c.code(), exp)),
+            None => Err(format!(
+                "{} ({}) is not a currency payouts can be made in: write the ISO 4217 code of a real currency, e.g. XOF, KES, USD",
+                c.code(),
+                c.name()
+            )),
+        },
+        None => Err(
+            "not an ISO 4217 currency code: write the three-letter code, e.g. XOF (CFA franc), GHS (cedi), KES, NGN, EUR, USD"
+                .into(),
+        ),
+    }
+}
+
+/// A plausible e-mail address: one `@`, a local part and a dotted domain of
+/// letters, digits and hyphens, no spaces. Plausible, not deliverable:
+/// only the recipient's server can tell that.
+pub fn email(value: &str) -> Result<(), String> {
+    const FIX: &str = "write one address like name@example.com";
+    if value.chars().count() > MAX_EMAIL_LEN {
+        return Err(format!(
+            "the address is longer than {MAX_EMAIL_LEN} characters: {FIX}"
+        ));
+    }
+    let Some((local, domain)) = value.split_once('@') else {
+        return Err(format!("the address has no `@`: {FIX}"));
+    };
+    if local.is_empty() || domain.is_empty() || domain.contains('@') {
+        return Err(format!("not an e-mail address: {FIX}"));
+    }
+    if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "the address contains a space: {FIX} (one address per cell)"
+        ));
+    }
+    if value.contains([',', ';', '<', '>', '(', ')', '[', ']', '\\', '"']) {
+        return Err(format!(
+            "the address contains a character addresses cannot hold: {FIX} (one address per cell)"
+        ));
+    }
+    if local.starts_with('.') || local.ends_with('.') || local.contains("..") {
+        return Err(format!("the part before `@` has a misplaced dot: {FIX}"));
+    }
+    let labels: Vec<&str> = domain.split('.').collect();
+    let well_formed = labels.len() >= 2
+        && labels.iter().all(|l| {
+            !l.is_empty()
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.chars().all(|c| c.is_alphanumeric() || c == '-')
+        })
+        && labels.last().is_some_and(|tld| {
+            tld.chars().count() >= 2 && !tld.chars().all(|c| c.is_ascii_digit())
+        });
+    if !well_formed {
+        return Err(format!(
+            "the domain after `@` is not a valid domain (like example.com): {FIX}"
+        ));
+    }
+    Ok(())
+}
+
+/// Parses the config's `default_phone_region` (ISO 3166 alpha-2, e.g. `CI`).
+pub fn phone_region(code: &str) -> Result<country::Id, String> {
+    code.trim()
+        .to_ascii_uppercase()
+        .parse::<country::Id>()
+        .map_err(|_| {
+            format!(
+                "default_phone_region = {code:?} is not an ISO 3166 country code: write two letters, e.g. \"CI\", \"GH\", \"KE\""
+            )
+        })
+}
+
+/// Normalises a phone number to E.164 (`+2250701020304`). A number written
+/// without `+` is read in `region`, the config's `default_phone_region`;
+/// without one it cannot be interpreted and is refused.
+pub fn phone(value: &str, region: Option<country::Id>) -> Result<String, String> {
+    let international = value.starts_with('+');
+    if !international && region.is_none() {
+        return Err(
+            "the number has no country code: write it in international form, +CC followed by the number (e.g. +2250701020304), or set default_phone_region in the config (e.g. \"CI\")"
+                .into(),
+        );
+    }
+    if value.chars().any(|c| c.is_alphabetic()) {
+        return Err(
+            "a phone number holds digits only (spaces, dots, dashes and brackets are fine): remove the letters and any extension".into(),
+        );
+    }
+    let region = if international { None } else { region };
+    let parsed = phonenumber::parse(region, value).map_err(|_| {
+        "not a phone number: write it in international form, e.g. +2250701020304".to_owned()
+    })?;
+    if !phonenumber::is_valid(&parsed) {
+        let whose = if international {
+            "for its country code".to_owned()
+        } else {
+            format!(
+                "in the default region {:?}",
+                region.map(|r| r.as_ref().to_owned()).unwrap_or_default()
+            )
+        };
+        return Err(format!(
+            "not a valid phone number {whose} (wrong length or prefix): check the digits, and write it in international form +CC... if it is from another country"
+        ));
+    }
+    Ok(parsed.format().mode(phonenumber::Mode::E164).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_removes_spaces_and_injection_escape() {
+        assert_eq!(clean("  Awa  "), "Awa");
+        assert_eq!(clean("'+2250701020304"), "+2250701020304");
+        assert_eq!(clean("'=1+1"), "=1+1");
+        // An apostrophe that is part of the text stays.
+        assert_eq!(clean("'Ndiaye"), "'Ndiaye");
+        assert_eq!(clean("O'Brien"), "O'Brien");
+    }
+
+    #[test]
+    fn text_rules() {
+        assert!(text("Salaire de mars, prime incluse", MAX_TEXT_LEN).is_ok());
+        assert!(text("Zoë N'Guessan", MAX_NAME_LEN).is_ok());
+        assert!(
+            text("line\nbreak", MAX_TEXT_LEN)
+                .unwrap_err()
+                .contains("control character")
+        );
+        assert!(text("tab\there", MAX_TEXT_LEN).is_err());
+        assert!(text("zero\u{0}", MAX_TEXT_LEN).is_err());
+        assert!(text(&"é".repeat(100), 100).is_ok());
+        assert!(
+            text(&"é".repeat(101), 100)
+                .unwrap_err()
+                .contains("101 characters")
+        );
+        assert!(
+            required_text("", 10, "the last name")
+                .unwrap_err()
+                .contains("required")
+        );
+    }
+
+    #[test]
+    fn identifier_rules() {
+        assert!(identifier("PAY-2024-03/0001", "transaction_id").is_ok());
+        assert!(
+            identifier("", "account_id")
+                .unwrap_err()
+                .contains("required")
+        );
+        assert!(
+            identifier("12 34", "account_id")
+                .unwrap_err()
+                .contains("a space")
+        );
+        // Cyrillic small o in place of a Latin o.
+        assert!(identifier("m\u{43e}mo", "payout_method_id").is_err());
+        assert!(
+            identifier(&"x".repeat(65), "transaction_id")
+                .unwrap_err()
+                .contains("65 characters")
+        );
+        assert!(identifier(&"x".repeat(64), "transaction_id").is_ok());
+    }
+
+    #[test]
+    fn currency_rules() {
+        assert_eq!(currency("XOF").unwrap(), ("XOF", 0));
+        assert_eq!(currency("usd").unwrap(), ("USD", 2));
+        assert_eq!(currency("KWD").unwrap(), ("KWD", 3));
+        assert!(currency("").unwrap_err().contains("required"));
+        assert!(currency("CFA").unwrap_err().contains("ISO 4217"));
+        assert!(currency("US$").is_err());
+        assert!(
+            currency("XAU")
+                .unwrap_err()
+                .contains("not a currency payouts")
+        );
+        assert!(currency("XXX").is_err());
+    }
+
+    #[test]
+    fn email_rules() {
+        for ok in [
+            "awa.kone@example.ci",
+            "kwame+payroll@mail.example.com.gh",
+            "zoë@exämple.fr",
+            "a@b.co",
+        ] {
+            assert!(email(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "awa.kone",
+            "@example.com",
+            "awa@",
+            "awa@example",
+            "awa@@example.com",
+            "awa kone@example.com",
+            "awa@example..com",
+            "awa@-example.com",
+            "awa@example.c",
+            "a@b.com, c@d.com",
+            ".awa@example.com",
+            "awa..k@example.com",
+            "awa@1.2.3.4",
+        ] {
+            assert!(email(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn phone_international() {
+        assert_eq!(
+            phone("+225 07 01 02 03 04", None).unwrap(),
+            "+2250701020304"
+        );
+        assert_eq!(phone("+233 24 123 4567", None).unwrap(), "+233241234567");
+        assert_eq!(phone("+254712345678", None).unwrap(), "+254712345678");
+        assert_eq!(phone("+234 803 123 4567", None).unwrap(), "+2348031234567");
+        assert!(
+            phone("+225 12", None)
+                .unwrap_err()
+                .contains("not a valid phone number")
+        );
+        assert!(phone("+225 07 CALL ME", None).is_err());
+        assert!(phone("+", None).is_err());
+    }
+
+    #[test]
+    fn phone_national_needs_region() {
+        let err = phone("0701020304", None).unwrap_err();
+        assert!(
+            err.contains("+CC") && err.contains("default_phone_region"),
+            "{err}"
+        );
+        let ci = phone_region("ci").unwrap();
+        assert_eq!(phone("07 01 02 03 04", Some(ci)).unwrap(), "+2250701020304");
+        let gh = phone_region("GH").unwrap();
+        assert_eq!(phone("024 123 4567", Some(gh)).unwrap(), "+233241234567");
+        // An international number ignores the default region.
+        assert_eq!(phone("+254712345678", Some(ci)).unwrap(), "+254712345678");
+        assert!(phone("12", Some(ci)).is_err());
+        assert!(phone_region("Ivory").is_err());
+    }
+}

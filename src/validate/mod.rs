@@ -1,0 +1,392 @@
+//! Validation of a payroll file and the `payrun validate` command. [`scan`]
+//! streams the input (`crate::input`), turns each raw row into a typed
+//! `Payout` or a list of field errors (`row`, using the rules in `amount`,
+//! `fields` and the header matching in `columns`), writes the rejected rows
+//! to `rejected.csv` when asked, and returns a summary. The engine
+//! (`payrun run`) calls the same [`scan`], so what `validate` accepts is
+//! exactly what `run` would pay.
+
+pub mod amount;
+pub mod columns;
+pub mod fields;
+mod row;
+
+pub use row::Validator;
+
+use crate::config::Config;
+use crate::input::{self, RawRow};
+use crate::payout::Payout;
+use crate::report::safe_cell;
+use anyhow::{Context, Result};
+use rust_decimal::Decimal;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default)]
+pub struct ScanOptions {
+    /// Worksheet of a workbook (default: the first).
+    pub sheet: Option<String>,
+    /// Where to write the rejected rows with their reasons.
+    pub rejected_path: Option<PathBuf>,
+}
+
+/// One field error. Display gives the whole sentence: row, column, value,
+/// what is wrong and how to fix it. A row-level error (a misaligned row) has
+/// an empty `column`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    pub row: u64,
+    pub column: String,
+    pub value: String,
+    pub message: String,
+}
+
+/// Characters of a value shown in a message: enough to recognise it, short
+/// enough that a pasted paragraph does not drown the explanation.
+const SHOWN_VALUE_CHARS: usize = 60;
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.column.is_empty() {
+            return write!(f, "row {}: {}", self.row, self.message);
+        }
+        let mut shown: String = self.value.chars().take(SHOWN_VALUE_CHARS).collect();
+        if self.value.chars().count() > SHOWN_VALUE_CHARS {
+            shown.push('…');
+        }
+        write!(
+            f,
+            "row {}, column {}, value {:?}: {}",
+            self.row, self.column, shown, self.message
+        )
+    }
+}
+
+/// A rejected row: its cells as they came in and why it was refused.
+#[derive(Debug, Clone)]
+pub struct Rejected {
+    pub row: u64,
+    pub raw: Vec<String>,
+    pub errors: Vec<FieldError>,
+}
+
+pub enum RowOutcome<'a> {
+    Valid(Payout),
+    Rejected(&'a Rejected),
+}
+
+/// Count and total of the valid rows of one currency.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CurrencyTotal {
+    pub count: u64,
+    /// In the currency's major unit, with its ISO 4217 decimals.
+    pub total: Decimal,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Data rows read (blank rows are not counted).
+    pub rows: u64,
+    pub valid: u64,
+    pub rejected: u64,
+    /// Per currency, over the valid rows only.
+    pub currencies: BTreeMap<String, CurrencyTotal>,
+}
+
+/// Streams the file (CSV, or a workbook), validates each row, calls `on_row`
+/// for each, writes the rejected file when asked, and returns the summary.
+/// `Err` means the file could not be validated at all (unreadable, not
+/// UTF-8, missing required column, no data rows, ...); the rejected file is
+/// then not written.
+pub fn scan(
+    path: &Path,
+    cfg: &Config,
+    opts: &ScanOptions,
+    mut on_row: impl FnMut(RowOutcome<'_>) -> Result<()>,
+) -> Result<Summary> {
+    let mut source = input::open(path, opts.sheet.as_deref())?;
+    let header = source.header();
+    let columns = columns::Columns::resolve(
+        header.fields.iter(),
+        &cfg.columns,
+        cfg.default_payout_method_id
+            .as_deref()
+            .is_none_or(|m| m.trim().is_empty()),
+    )
+    .with_context(|| format!("cannot validate {}", path.display()))?;
+    let mut validator = Validator::new(columns, header.fields.len(), cfg)?;
+    let mut rejected_out = match &opts.rejected_path {
+        Some(p) => Some(RejectedWriter::create(p, header, source.delimiter())?),
+        None => None,
+    };
+
+    let mut summary = Summary::default();
+    let mut raw = RawRow::default();
+    while source
+        .next_row(&mut raw)
+        .with_context(|| format!("cannot validate {}", path.display()))?
+    {
+        summary.rows += 1;
+        match validator.check(&raw) {
+            Ok(payout) => {
+                summary.valid += 1;
+                let entry = summary
+                    .currencies
+                    .entry(payout.currency.clone())
+                    .or_default();
+                entry.count += 1;
+                entry.total = entry.total.checked_add(payout.amount).with_context(|| {
+                    format!("the {} total overflows: split the file", payout.currency)
+                })?;
+                on_row(RowOutcome::Valid(payout))?;
+            }
+            Err(errors) => {
+                summary.rejected += 1;
+                let rejected = Rejected {
+                    row: raw.row,
+                    raw: raw.fields.iter().map(str::to_owned).collect(),
+                    errors,
+                };
+                if let Some(w) = rejected_out.as_mut() {
+                    w.write(&rejected)?;
+                }
+                on_row(RowOutcome::Rejected(&rejected))?;
+            }
+        }
+    }
+    if summary.rows == 0 {
+        anyhow::bail!(
+            "{} has a header row but no data rows: add one row per payout below the header",
+            path.display()
+        );
+    }
+    if let Some(w) = rejected_out {
+        w.finish()?;
+    }
+    Ok(summary)
+}
+
+/// Writes `rejected.csv`: the header and the rejected rows as they came in,
+/// plus a `reasons` column, each cell made safe to open in a spreadsheet
+/// program. Written to a temporary name and renamed at the end, so a failed
+/// scan never leaves a half-written file that looks complete.
+struct RejectedWriter {
+    writer: csv::Writer<std::io::BufWriter<std::fs::File>>,
+    partial: PathBuf,
+    dest: PathBuf,
+    done: bool,
+}
+
+impl RejectedWriter {
+    fn create(dest: &Path, header: &RawRow, delimiter: u8) -> Result<RejectedWriter> {
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "rejected.csv".into());
+        let partial = dest.with_file_name(format!(".{name}.partial"));
+        let file = std::fs::File::create(&partial)
+            .with_context(|| format!("cannot create {}", partial.display()))?;
+        let mut w = RejectedWriter {
+            writer: csv::WriterBuilder::new()
+                .delimiter(delimiter)
+                .flexible(true)
+                .from_writer(std::io::BufWriter::new(file)),
+            partial,
+            dest: dest.to_owned(),
+            done: false,
+        };
+        let cells: Vec<String> = header
+            .fields
+            .iter()
+            .map(|c| safe_cell(c).into_owned())
+            .chain(std::iter::once("reasons".to_owned()))
+            .collect();
+        w.write_cells(&cells)?;
+        Ok(w)
+    }
+
+    fn write(&mut self, rejected: &Rejected) -> Result<()> {
+        let reasons = rejected
+            .errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        let cells: Vec<String> = rejected
+            .raw
+            .iter()
+            .map(|c| safe_cell(c).into_owned())
+            .chain(std::iter::once(safe_cell(&reasons).into_owned()))
+            .collect();
+        self.write_cells(&cells)
+    }
+
+    fn write_cells(&mut self, cells: &[String]) -> Result<()> {
+        self.writer
+            .write_record(cells)
+            .with_context(|| format!("cannot write {}", self.partial.display()))
+    }
+
+    fn finish(mut self) -> Result<()> {
+        self.writer
+            .flush()
+            .with_context(|| format!("cannot write {}", self.partial.display()))?;
+        std::fs::rename(&self.partial, &self.dest)
+            .with_context(|| format!("cannot write {}", self.dest.display()))?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for RejectedWriter {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// The payroll file: CSV (`,` or `;`, UTF-8), or a workbook (.xlsx, .xls, .ods).
+    pub file: PathBuf,
+    /// Config file (default: ./payrun.toml if present).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Write the rejected rows, as they came in plus a `reasons` column, to this file.
+    #[arg(long, value_name = "PATH")]
+    pub rejected: Option<PathBuf>,
+    /// Output format of the summary.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Worksheet to read in a workbook (default: the first).
+    #[arg(long, value_name = "NAME")]
+    pub sheet: Option<String>,
+}
+
+/// Rejected rows whose errors are printed; the rest are counted. A file
+/// exported with a wrong column can reject every one of a million rows, and
+/// the full list belongs in `--rejected`, not the terminal.
+const MAX_SHOWN_ROWS: usize = 100;
+
+/// The JSON output: the summary plus the errors of the first rejected rows.
+#[derive(Serialize)]
+struct JsonOutput<'a> {
+    file: String,
+    #[serde(flatten)]
+    summary: &'a Summary,
+    errors: &'a [FieldError],
+    /// Rejected rows whose errors are not in `errors`.
+    rejected_rows_not_shown: u64,
+    rejected_file: Option<String>,
+}
+
+pub fn command(args: ValidateArgs) -> Result<i32> {
+    let cfg = Config::load(args.config.as_deref())?;
+    let opts = ScanOptions {
+        sheet: args.sheet.clone(),
+        rejected_path: args.rejected.clone(),
+    };
+    let mut shown: Vec<FieldError> = Vec::new();
+    let mut shown_rows = 0usize;
+    let mut not_shown = 0u64;
+    let summary = scan(&args.file, &cfg, &opts, |outcome| {
+        if let RowOutcome::Rejected(r) = outcome {
+            if shown_rows < MAX_SHOWN_ROWS {
+                shown_rows += 1;
+                shown.extend(r.errors.iter().cloned());
+            } else {
+                not_shown += 1;
+            }
+        }
+        Ok(())
+    })?;
+
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match args.format {
+        Format::Json => {
+            let json = JsonOutput {
+                file: args.file.display().to_string(),
+                summary: &summary,
+                errors: &shown,
+                rejected_rows_not_shown: not_shown,
+                rejected_file: args.rejected.as_ref().map(|p| p.display().to_string()),
+            };
+            serde_json::to_writer_pretty(&mut out, &json)?;
+            writeln!(out)?;
+        }
+        Format::Text => write_text(&mut out, &args, &summary, &shown, not_shown)?,
+    }
+    out.flush()?;
+    Ok(if summary.rejected > 0 {
+        crate::exit::INVALID
+    } else {
+        crate::exit::OK
+    })
+}
+
+fn write_text(
+    out: &mut impl Write,
+    args: &ValidateArgs,
+    summary: &Summary,
+    shown: &[FieldError],
+    not_shown: u64,
+) -> Result<()> {
+    writeln!(
+        out,
+        "{}: {} rows, {} valid, {} rejected",
+        args.file.display(),
+        summary.rows,
+        summary.valid,
+        summary.rejected
+    )?;
+    if !summary.currencies.is_empty() {
+        writeln!(out, "\nValid rows per currency:")?;
+        writeln!(out, "  {:<8} {:>9} {:>20}", "currency", "rows", "total")?;
+        for (code, t) in &summary.currencies {
+            writeln!(out, "  {:<8} {:>9} {:>20}", code, t.count, t.total)?;
+        }
+    }
+    if summary.rejected == 0 {
+        writeln!(out, "\nAll rows are valid.")?;
+        return Ok(());
+    }
+    writeln!(out, "\nRejected rows:")?;
+    for e in shown {
+        writeln!(out, "  {e}")?;
+    }
+    if not_shown > 0 {
+        writeln!(
+            out,
+            "  ... and {not_shown} more rejected rows{}",
+            if args.rejected.is_some() {
+                " (all are in the rejected file)"
+            } else {
+                " (use --rejected PATH to get them all)"
+            }
+        )?;
+    }
+    match &args.rejected {
+        Some(p) => writeln!(
+            out,
+            "\nThe rejected rows and their reasons are in {}: fix them there and validate that file again.",
+            p.display()
+        )?,
+        None => writeln!(
+            out,
+            "\nNothing was sent. Add --rejected rejected.csv to get the rejected rows with their reasons in a file."
+        )?,
+    }
+    Ok(())
+}

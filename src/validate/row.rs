@@ -1,0 +1,620 @@
+//! The row validator: one raw row in, a typed `Payout` or every field error
+//! of that row out. Pure apart from the memory of transaction ids already
+//! seen (a repeat is rejected), so it is tested without any file.
+
+use super::FieldError;
+use super::amount;
+use super::columns::{Col, Columns};
+use super::fields::{self, MAX_NAME_LEN, MAX_TEXT_LEN};
+use crate::config::{AmountUnit, Config};
+use crate::input::RawRow;
+use crate::payout::{Payout, SenderOverride};
+use anyhow::{Context, Result};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState};
+
+pub struct Validator {
+    columns: Columns,
+    /// Cells in the header row; a data row with another count is misaligned.
+    width: usize,
+    unit: AmountUnit,
+    default_payout_method: Option<String>,
+    phone_region: Option<phonenumber::country::Id>,
+    ids: IdSet,
+}
+
+impl Validator {
+    /// Checks the config keys the rules depend on, so a bad one is reported
+    /// once rather than on every row.
+    pub fn new(columns: Columns, width: usize, cfg: &Config) -> Result<Validator> {
+        let phone_region = cfg
+            .default_phone_region
+            .as_deref()
+            .map(fields::phone_region)
+            .transpose()
+            .map_err(anyhow::Error::msg)
+            .context("invalid config")?;
+        let default_payout_method = match cfg.default_payout_method_id.as_deref().map(str::trim) {
+            Some(m) if !m.is_empty() => {
+                fields::identifier(m, "default_payout_method_id")
+                    .map_err(anyhow::Error::msg)
+                    .context("invalid config")?;
+                Some(m.to_owned())
+            }
+            _ => None,
+        };
+        Ok(Validator {
+            columns,
+            width,
+            unit: cfg.amount_unit(),
+            default_payout_method,
+            phone_region,
+            ids: IdSet::default(),
+        })
+    }
+
+    /// Validates one row. Every rule runs, so the user sees all the row's
+    /// mistakes at once.
+    pub fn check(&mut self, raw: &RawRow) -> Result<Payout, Vec<FieldError>> {
+        let mut errors = Vec::new();
+        if raw.fields.len() != self.width {
+            errors.push(FieldError {
+                row: raw.row,
+                column: String::new(),
+                value: String::new(),
+                message: format!(
+                    "the row has {} cells but the header has {}, so its values may sit under the wrong columns: put a value that contains the delimiter (often a description with a comma) in double quotes, or remove the extra cells",
+                    raw.fields.len(),
+                    self.width
+                ),
+            });
+            return Err(errors);
+        }
+
+        // Columns whose cell holds a spreadsheet error are reported once and
+        // skip their own rule.
+        let mut broken = [false; Col::ALL.len()];
+        for (i, shown) in &raw.cell_errors {
+            if let Some(col) = Col::ALL
+                .into_iter()
+                .find(|c| self.columns.index(*c) == Some(*i))
+            {
+                broken[col as usize] = true;
+                errors.push(FieldError {
+                    row: raw.row,
+                    column: self.columns.label(col).to_owned(),
+                    value: shown.clone(),
+                    message: format!(
+                        "the cell holds the spreadsheet error {shown}: correct the formula or type the value itself"
+                    ),
+                });
+            }
+        }
+
+        let columns = &self.columns;
+        let get = |col: Col| -> &str {
+            if broken[col as usize] {
+                return "";
+            }
+            columns
+                .index(col)
+                .and_then(|i| raw.fields.get(i))
+                .map_or("", fields::clean)
+        };
+        let mut check = |col: Col, result: Result<(), String>| -> bool {
+            match result {
+                Ok(()) => true,
+                Err(message) => {
+                    if !broken[col as usize] {
+                        errors.push(FieldError {
+                            row: raw.row,
+                            column: columns.label(col).to_owned(),
+                            value: get(col).to_owned(),
+                            message,
+                        });
+                    }
+                    false
+                }
+            }
+        };
+
+        // transaction_id: optional, unique within the file. A rejected row's
+        // id still counts: a repeat is suspicious whichever copy is wrong.
+        let transaction_id = match get(Col::TransactionId) {
+            "" => None,
+            id => {
+                let ok = check(Col::TransactionId, fields::identifier(id, "transaction_id"))
+                    && check(
+                        Col::TransactionId,
+                        self.ids.insert(id, raw.row).map_err(|first| {
+                            format!(
+                                "transaction_id {id:?} is already used on row {first}: every payout needs its own id (a repeated id is how the provider recognises a payment already made), so give this row a new one or delete it if it is a duplicate"
+                            )
+                        }),
+                    );
+                ok.then(|| id.to_owned())
+            }
+        };
+
+        let account_id = get(Col::AccountId);
+        check(Col::AccountId, fields::identifier(account_id, "account_id"));
+
+        let currency = match fields::currency(get(Col::Currency)) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                check(Col::Currency, Err(e));
+                None
+            }
+        };
+        let amount_text = get(Col::Amount);
+        let amount = match amount::parse_plain(amount_text) {
+            Err(e) => {
+                check(Col::Amount, Err(e.to_string()));
+                None
+            }
+            Ok(plain) => match currency {
+                // Without a valid currency only the syntax can be checked.
+                None => None,
+                Some((code, exp)) => match amount::check_amount(&plain, code, exp, self.unit) {
+                    Ok(a) => Some(a),
+                    Err(e) => {
+                        check(Col::Amount, Err(e.to_string()));
+                        None
+                    }
+                },
+            },
+        };
+
+        let payout_method_id = match get(Col::PayoutMethodId) {
+            "" => match &self.default_payout_method {
+                Some(m) => Some(m.clone()),
+                None => {
+                    check(
+                        Col::PayoutMethodId,
+                        Err("payout_method_id is empty and the config has no default_payout_method_id: fill it in (e.g. the provider's mobile money or bank method id) or set default_payout_method_id in the config".into()),
+                    );
+                    None
+                }
+            },
+            m => check(
+                Col::PayoutMethodId,
+                fields::identifier(m, "payout_method_id"),
+            )
+            .then(|| m.to_owned()),
+        };
+
+        let description = get(Col::Description);
+        check(Col::Description, fields::text(description, MAX_TEXT_LEN));
+        let firstname = get(Col::BeneficiaryFirstname);
+        check(
+            Col::BeneficiaryFirstname,
+            fields::required_text(firstname, MAX_NAME_LEN, "the beneficiary's first name"),
+        );
+        let lastname = get(Col::BeneficiaryLastname);
+        check(
+            Col::BeneficiaryLastname,
+            fields::required_text(lastname, MAX_NAME_LEN, "the beneficiary's last name"),
+        );
+
+        let region = self.phone_region;
+        let mut phone = |col: Col| -> Option<String> {
+            match get(col) {
+                "" => None,
+                p => match fields::phone(p, region) {
+                    Ok(e164) => Some(e164),
+                    Err(e) => {
+                        check(col, Err(e));
+                        None
+                    }
+                },
+            }
+        };
+        let beneficiary_phone = phone(Col::BeneficiaryPhone);
+        let sender_phone = phone(Col::SenderPhone);
+        let mut optional = |col: Col, rule: fn(&str) -> Result<(), String>| -> Option<String> {
+            match get(col) {
+                "" => None,
+                v => check(col, rule(v)).then(|| v.to_owned()),
+            }
+        };
+        let beneficiary_email = optional(Col::BeneficiaryEmail, fields::email);
+        let sender = SenderOverride {
+            email: optional(Col::SenderEmail, fields::email),
+            firstname: optional(Col::SenderFirstname, |v| fields::text(v, MAX_NAME_LEN)),
+            lastname: optional(Col::SenderLastname, |v| fields::text(v, MAX_NAME_LEN)),
+            address: optional(Col::SenderAddress, |v| fields::text(v, MAX_TEXT_LEN)),
+            phone: sender_phone,
+        };
+
+        match (errors.is_empty(), amount, currency, payout_method_id) {
+            (true, Some(amount), Some((currency, _)), Some(payout_method_id)) => Ok(Payout {
+                row: raw.row,
+                transaction_id,
+                account_id: account_id.to_owned(),
+                amount: amount.value,
+                wire_amount: amount.wire,
+                currency: currency.to_owned(),
+                payout_method_id,
+                description: description.to_owned(),
+                beneficiary_firstname: firstname.to_owned(),
+                beneficiary_lastname: lastname.to_owned(),
+                beneficiary_phone,
+                beneficiary_email,
+                sender,
+            }),
+            _ => {
+                if errors.is_empty() {
+                    // Unreachable by construction: a missing piece always
+                    // comes with its error. Refuse the row rather than guess.
+                    errors.push(FieldError {
+                        row: raw.row,
+                        column: String::new(),
+                        value: String::new(),
+                        message: "the row could not be validated: please report this".into(),
+                    });
+                }
+                Err(errors)
+            }
+        }
+    }
+}
+
+/// The transaction ids seen so far, held compactly: a 96-bit fingerprint of
+/// each id (two independently keyed SipHashes) and the row it was first
+/// seen on, 16 bytes an entry instead of the id's string, so a million ids
+/// fit in ~35 MB with the table's slack. Two distinct ids share a
+/// fingerprint with probability about n^2 / 2^97 (1e-17 for a million
+/// ids), and the keys are random per process, so no file can be crafted to
+/// collide.
+#[derive(Default)]
+struct IdSet {
+    keys: (RandomState, RandomState),
+    seen: HashMap<Fingerprint, u32, BuildHasherDefault<PassThrough>>,
+}
+
+#[derive(PartialEq, Eq)]
+struct Fingerprint([u32; 3]);
+
+impl Hash for Fingerprint {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(u64::from(self.0[0]) << 32 | u64::from(self.0[1]));
+    }
+}
+
+/// The fingerprint is already a uniform hash: use it as the table's hash.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+impl IdSet {
+    /// Records `id` first seen on `row`; `Err(first_row)` if seen before.
+    fn insert(&mut self, id: &str, row: u64) -> Result<(), u64> {
+        let a = self.keys.0.hash_one(id);
+        let b = self.keys.1.hash_one(id);
+        let key = Fingerprint([(a >> 32) as u32, a as u32, b as u32]);
+        let row = u32::try_from(row).unwrap_or(u32::MAX);
+        match self.seen.entry(key) {
+            std::collections::hash_map::Entry::Occupied(e) => Err(u64::from(*e.get())),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(row);
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use csv::StringRecord;
+    use rust_decimal::Decimal;
+    use std::collections::BTreeMap;
+
+    const HEADER: [&str; 9] = [
+        "transaction_id",
+        "account_id",
+        "amount",
+        "currency",
+        "payout_method_id",
+        "description",
+        "beneficiary_firstname",
+        "beneficiary_lastname",
+        "beneficiary_phone",
+    ];
+
+    fn validator(cfg: &str, header: &[&str]) -> Validator {
+        let cfg = Config::parse(cfg).unwrap();
+        let cols = Columns::resolve(
+            header.iter().copied(),
+            &cfg.columns,
+            cfg.default_payout_method_id.is_none(),
+        )
+        .unwrap();
+        Validator::new(cols, header.len(), &cfg).unwrap()
+    }
+
+    fn raw(row: u64, cells: &[&str]) -> RawRow {
+        RawRow {
+            row,
+            fields: StringRecord::from(cells.to_vec()),
+            cell_errors: Vec::new(),
+        }
+    }
+
+    fn good(id: &str) -> [String; 9] {
+        [
+            id,
+            "2250701020304",
+            "25000",
+            "XOF",
+            "momo",
+            "Salaire mars, prime incluse",
+            "Aïcha",
+            "N'Guessan",
+            "+225 07 01 02 03 04",
+        ]
+        .map(String::from)
+    }
+
+    fn check(v: &mut Validator, row: u64, cells: &[String]) -> Result<Payout, Vec<FieldError>> {
+        let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
+        v.check(&raw(row, &cells))
+    }
+
+    fn errors_for(cells: [String; 9]) -> Vec<FieldError> {
+        let mut v = validator("", &HEADER);
+        check(&mut v, 7, &cells).unwrap_err()
+    }
+
+    #[test]
+    fn valid_row_becomes_payout() {
+        let mut v = validator("", &HEADER);
+        let p = check(&mut v, 2, &good("T-1")).unwrap();
+        assert_eq!(p.row, 2);
+        assert_eq!(p.transaction_id.as_deref(), Some("T-1"));
+        assert_eq!(p.wire_amount, "25000");
+        assert_eq!(p.amount, Decimal::from(25000));
+        assert_eq!(p.currency, "XOF");
+        assert_eq!(p.beneficiary_phone.as_deref(), Some("+2250701020304"));
+        assert_eq!(p.beneficiary_lastname, "N'Guessan");
+        assert_eq!(p.description, "Salaire mars, prime incluse");
+        assert_eq!(p.sender, SenderOverride::default());
+    }
+
+    #[test]
+    fn every_error_of_a_row_is_reported_with_row_column_value() {
+        let mut cells = good("T-1");
+        cells[1] = String::new();
+        cells[2] = "12,50".into();
+        cells[6] = String::new();
+        cells[8] = "0701020304".into();
+        let errs = errors_for(cells);
+        let cols: Vec<&str> = errs.iter().map(|e| e.column.as_str()).collect();
+        assert_eq!(
+            cols,
+            [
+                "account_id",
+                "amount",
+                "beneficiary_firstname",
+                "beneficiary_phone"
+            ]
+        );
+        assert!(errs.iter().all(|e| e.row == 7));
+        assert_eq!(errs[1].value, "12,50");
+        let shown = errs[1].to_string();
+        assert!(
+            shown.starts_with("row 7, column amount, value \"12,50\": "),
+            "{shown}"
+        );
+        assert!(errs[3].message.contains("default_phone_region"));
+    }
+
+    #[test]
+    fn amount_checked_against_currency() {
+        let mut cells = good("");
+        cells[2] = "100.50".into();
+        cells[3] = "USD".into();
+        let errs = errors_for(cells.clone());
+        assert!(errs[0].message.contains("whole USD amounts"), "{:?}", errs);
+        cells[3] = "XOF".into();
+        assert!(
+            errors_for(cells.clone())[0]
+                .message
+                .contains("XOF has 0 decimal")
+        );
+        // Minor units: converted.
+        let mut v = validator("amount_unit = \"minor\"", &HEADER);
+        cells[3] = "USD".into();
+        assert_eq!(check(&mut v, 2, &cells).unwrap().wire_amount, "10050");
+        // An unknown currency reports the currency, and the amount's syntax
+        // only.
+        cells[3] = "CFA".into();
+        let errs = errors_for(cells.clone());
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].column, "currency");
+        cells[2] = "-5".into();
+        assert_eq!(errors_for(cells).len(), 2);
+    }
+
+    #[test]
+    fn repeated_transaction_id_rejected_naming_first_row() {
+        let mut v = validator("", &HEADER);
+        assert!(check(&mut v, 2, &good("T-1")).is_ok());
+        assert!(check(&mut v, 3, &good("T-2")).is_ok());
+        let errs = check(&mut v, 9, &good("T-1")).unwrap_err();
+        assert_eq!(errs.len(), 1);
+        assert!(
+            errs[0].message.contains("already used on row 2"),
+            "{}",
+            errs[0]
+        );
+        // Empty ids are derived by the engine, never duplicates.
+        assert!(
+            check(&mut v, 10, &good(""))
+                .unwrap()
+                .transaction_id
+                .is_none()
+        );
+        assert!(check(&mut v, 11, &good("")).is_ok());
+    }
+
+    #[test]
+    fn payout_method_from_config_default() {
+        let header: Vec<&str> = HEADER
+            .iter()
+            .copied()
+            .filter(|h| *h != "payout_method_id")
+            .collect();
+        let mut v = validator("default_payout_method_id = \"bank\"", &header);
+        let mut cells = good("").to_vec();
+        cells.remove(4);
+        assert_eq!(check(&mut v, 2, &cells).unwrap().payout_method_id, "bank");
+        // Empty cell in a present column, with and without a default.
+        let mut v = validator("default_payout_method_id = \"bank\"", &HEADER);
+        let mut cells = good("");
+        cells[4] = String::new();
+        assert_eq!(check(&mut v, 2, &cells).unwrap().payout_method_id, "bank");
+        let errs = errors_for(cells);
+        assert!(errs[0].message.contains("default_payout_method_id"));
+    }
+
+    #[test]
+    fn national_phone_with_region() {
+        let mut v = validator("default_phone_region = \"CI\"", &HEADER);
+        let mut cells = good("");
+        cells[8] = "07 01 02 03 04".into();
+        assert_eq!(
+            check(&mut v, 2, &cells)
+                .unwrap()
+                .beneficiary_phone
+                .as_deref(),
+            Some("+2250701020304")
+        );
+    }
+
+    #[test]
+    fn bad_config_values_fail_once() {
+        let cfg = Config::parse("default_phone_region = \"XX1\"").unwrap();
+        let cols = Columns::resolve(HEADER.iter().copied(), &cfg.columns, true).unwrap();
+        let err = Validator::new(cols, HEADER.len(), &cfg).err().unwrap();
+        assert!(format!("{err:#}").contains("default_phone_region"));
+    }
+
+    #[test]
+    fn misaligned_row_is_one_error() {
+        let mut v = validator("", &HEADER);
+        let mut cells = good("").to_vec();
+        cells.push("extra".into());
+        let errs = check(&mut v, 4, &cells).unwrap_err();
+        assert_eq!(errs.len(), 1);
+        assert!(
+            errs[0]
+                .to_string()
+                .starts_with("row 4: the row has 10 cells but the header has 9")
+        );
+    }
+
+    #[test]
+    fn spreadsheet_error_cells_reject_the_row() {
+        let mut v = validator("", &HEADER);
+        let cells = good("");
+        let mut r = raw(5, &cells.iter().map(String::as_str).collect::<Vec<_>>());
+        r.cell_errors.push((2, "#REF!".into()));
+        let errs = v.check(&r).unwrap_err();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].column, "amount");
+        assert_eq!(errs[0].value, "#REF!");
+        assert!(errs[0].message.contains("spreadsheet error #REF!"));
+    }
+
+    #[test]
+    fn control_characters_and_lengths() {
+        let mut cells = good("");
+        cells[5] = "two\nlines".into();
+        cells[7] = "x".repeat(101);
+        let errs = errors_for(cells);
+        assert_eq!(errs.len(), 2);
+        assert!(errs[0].message.contains("control character"));
+        assert!(errs[1].message.contains("101 characters"));
+    }
+
+    #[test]
+    fn emails_and_sender_overrides() {
+        let mut header = HEADER.to_vec();
+        header.extend([
+            "beneficiary_email",
+            "sender_email",
+            "sender_phone",
+            "sender_address",
+        ]);
+        let mut v = validator("", &header);
+        let mut cells = good("").to_vec();
+        cells.extend(
+            [
+                "awa@example.ci",
+                "",
+                "+233241234567",
+                "1 Rue du Port, Abidjan",
+            ]
+            .map(String::from),
+        );
+        let p = check(&mut v, 2, &cells).unwrap();
+        assert_eq!(p.beneficiary_email.as_deref(), Some("awa@example.ci"));
+        assert_eq!(p.sender.email, None);
+        assert_eq!(p.sender.phone.as_deref(), Some("+233241234567"));
+        assert_eq!(p.sender.address.as_deref(), Some("1 Rue du Port, Abidjan"));
+        cells[9] = "awa@example".into();
+        cells[10] = "payroll at acme".into();
+        let errs = check(&mut v, 3, &cells).unwrap_err();
+        let cols: Vec<&str> = errs.iter().map(|e| e.column.as_str()).collect();
+        assert_eq!(cols, ["beneficiary_email", "sender_email"]);
+    }
+
+    #[test]
+    fn mapped_headers_name_the_users_column() {
+        let header = ["Numéro", "Montant", "Devise", "Prénom", "Nom", "Méthode"];
+        let mut map = BTreeMap::new();
+        for (a, b) in [
+            ("Numéro", "account_id"),
+            ("Montant", "amount"),
+            ("Devise", "currency"),
+            ("Prénom", "beneficiary_firstname"),
+            ("Nom", "beneficiary_lastname"),
+            ("Méthode", "payout_method_id"),
+        ] {
+            map.insert(a.to_string(), b.to_string());
+        }
+        let cfg = Config {
+            columns: map,
+            ..Config::default()
+        };
+        let cols = Columns::resolve(header, &cfg.columns, true).unwrap();
+        let mut v = Validator::new(cols, header.len(), &cfg).unwrap();
+        let errs = v
+            .check(&raw(3, &["0701", "1 000", "XOF", "Awa", "Koné", "momo"]))
+            .unwrap_err();
+        assert_eq!(errs[0].column, "Montant");
+    }
+
+    #[test]
+    fn id_set_remembers_first_row() {
+        let mut ids = IdSet::default();
+        assert_eq!(ids.insert("a", 2), Ok(()));
+        assert_eq!(ids.insert("b", 3), Ok(()));
+        assert_eq!(ids.insert("a", 4), Err(2));
+        assert_eq!(ids.insert("A", 5), Ok(()));
+    }
+}
