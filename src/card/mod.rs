@@ -72,6 +72,7 @@ pub fn command(args: PayArgs) -> Result<i32> {
     let defaults = Defaults {
         merchant_id: config.merchant_id.as_deref(),
         payment_method_id: config.card_payment_method_id.as_deref(),
+        amount_unit: config.amount_unit(),
     };
     let parsed = CardRequest::parse(&json, &defaults, YearMonth::current());
     // The file's bytes (card data included) are wiped here, whatever the

@@ -19,6 +19,8 @@ pub const STATUS_REQUIRES_3DS: &str = "REQUIRES_3DS";
 /// `data` field carrying the 3-D Secure page to open.
 pub const REDIRECT_URL_FIELD: &str = "redirectUrl";
 
+/// The issuer's refusal (the sandbox's `4000000000000002` answers it).
+const CARD_DECLINED: &str = "CARD_DECLINED";
 /// `data.status` values that mean the card was charged without a challenge
 /// (frictionless 3-D Secure). The sandbox never answers them; a real
 /// provider may.
@@ -132,7 +134,7 @@ impl PayReport {
                     "REFUSED: {}\n",
                     refusal_words(code, &self.card, &self.currency)
                 ));
-                out.push_str("Nothing was charged.\n");
+                out.push_str("Nothing was charged by this request.\n");
                 out.push_str(&format!("provider answer: HTTP {http} {code}"));
                 if !message.is_empty() {
                     out.push_str(&format!(": {message}"));
@@ -144,7 +146,7 @@ impl PayReport {
                     "UNKNOWN: the outcome of this payment is unknown ({reason}).\n"
                 ));
                 out.push_str(&format!(
-                    "The provider may have received and processed it. payrun does not re-send card payments: check transaction_id {id} with the provider before trying again (sending it again could charge the card twice).\n"
+                    "The provider may have received and processed it. payrun does not re-send card payments: check transaction_id {id} with the provider before trying again (sending it again, above all under a new transaction_id, could charge the card twice).\n"
                 ));
             }
             PayResult::NotSent { reason } => {
@@ -251,6 +253,7 @@ fn refusal_words(code: &str, card: &str, currency: &str) -> String {
         codes::CURRENCY_WALLET_MISMATCH => format!(
             "the merchant account has no {currency} wallet. Create one with the provider, or charge in a currency the account has a wallet in."
         ),
+        CARD_DECLINED => "the card issuer declined the payment. Ask the customer to contact their bank, or to pay with another card.".to_string(),
         codes::DUPLICATE_TRANSACTION_ID => "this transaction_id was already used for another payment. Check that payment with the provider; use a new transaction_id only if this is a different payment.".to_string(),
         codes::VALIDATION_ERROR => "the provider found the request invalid (see its message below).".to_string(),
         _ => format!("the provider refused the payment (code {code})."),

@@ -23,7 +23,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::config::AmountUnit;
 use crate::provider::wire::{PayRequest, PaymentDetails};
-use crate::validate::amount::parse_amount;
+use crate::validate::amount::{AmountError, parse_amount};
 
 /// Longest text field accepted. The provider documents no bounds; 255 is the
 /// common column size on the provider side, and a longer value is a paste
@@ -149,11 +149,15 @@ impl fmt::Display for YearMonth {
     }
 }
 
-/// Values taken from the config when the request does not carry them.
+/// What the config contributes to a request: the values used when the
+/// request does not carry them, and the unit of the wire amount (the same
+/// provider takes payouts and card payments, so `amount_unit` applies to
+/// both; by default amounts are whole major units).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Defaults<'a> {
     pub merchant_id: Option<&'a str>,
     pub payment_method_id: Option<&'a str>,
+    pub amount_unit: AmountUnit,
 }
 
 /// The card itself. Only [`Card::masked`] may be shown.
@@ -184,9 +188,10 @@ pub struct CardRequest {
     pub merchant_id: String,
     pub payment_method_id: String,
     pub currency: Currency,
-    /// In the currency's major unit; a whole number.
+    /// In the currency's major unit.
     pub amount: Decimal,
-    /// The provider's amount: a string of digits.
+    /// The provider's amount: a string of digits, in the unit the config
+    /// names (major by default).
     wire_amount: String,
     pub card: Card,
     otp: SecretString,
@@ -366,22 +371,12 @@ pub(crate) fn scrub(text: &str, secrets: &Secrets<'_>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {
-        if word.is_empty() {
-            return;
-        }
-        let all_digits = word.bytes().all(|b| b.is_ascii_digit());
-        if all_digits
-            && word.len() >= *PAN_DIGITS.start()
-            && ((PAN_DIGITS.contains(&word.len()) && luhn_valid(word))
-                || (!secrets.pan.is_empty() && word.contains(secrets.pan)))
-        {
-            out.push_str(&mask_pan(word));
-        } else if (!secrets.cvv.is_empty() && word == secrets.cvv)
-            || (!secrets.otp.is_empty() && word == secrets.otp)
+        if (!secrets.cvv.is_empty() && *word == secrets.cvv)
+            || (!secrets.otp.is_empty() && *word == secrets.otp)
         {
             out.push_str("[redacted]");
         } else {
-            out.push_str(word);
+            mask_digit_runs(word, secrets.pan, out);
         }
         word.zeroize();
     };
@@ -395,6 +390,29 @@ pub(crate) fn scrub(text: &str, secrets: &Secrets<'_>) -> String {
     }
     flush(&mut word, &mut out);
     out
+}
+
+/// Appends `word` to `out` with every digit run that may be a card number
+/// masked: a Luhn-valid run of card-number length, or any run containing
+/// `pan`.
+fn mask_digit_runs(word: &str, pan: &str, out: &mut String) {
+    let mut rest = word;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        out.push_str(&rest[..start]);
+        let run_len = rest[start..]
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len() - start);
+        let run = &rest[start..start + run_len];
+        let card_like = (PAN_DIGITS.contains(&run.len()) && luhn_valid(run))
+            || (!pan.is_empty() && run.contains(pan));
+        if card_like {
+            out.push_str(&mask_pan(run));
+        } else {
+            out.push_str(run);
+        }
+        rest = &rest[start + run_len..];
+    }
+    out.push_str(rest);
 }
 
 /// A value as quoted in an error message: Rust string syntax (control
@@ -725,7 +743,7 @@ impl RawRequest {
             &mut errs,
         );
         let currency = check_currency(self.currency, &mut errs);
-        let amount = check_amount(self.amount, currency, &mut errs);
+        let amount = check_amount(self.amount, currency, defaults.amount_unit, &mut errs);
 
         let details = match self.payment_details {
             Raw::Text(d) => Some(d),
@@ -992,14 +1010,17 @@ fn check_currency(raw: Raw<String>, errs: &mut Vec<FieldError>) -> Option<Curren
     }
 }
 
-/// The amount rule of payouts (`validate::amount`), in major units: a
-/// positive whole number of the currency's major unit, written as digits.
+/// The amount rule of payouts (`validate::amount`): digits with at most the
+/// currency's decimals, greater than zero, no sign, exponent or separators;
+/// with `amount_unit = "major"` (the default) a whole number.
 fn check_amount(
     raw: Raw<String>,
     currency: Option<Currency>,
+    unit: AmountUnit,
     errs: &mut Vec<FieldError>,
 ) -> Option<(Decimal, String)> {
     const FIELD: &str = "amount";
+    const DIGITS_FIX: &str = "write the whole amount as digits only, e.g. \"25000\"";
     let text = match raw {
         Raw::Text(v) => v,
         Raw::Absent => {
@@ -1025,16 +1046,24 @@ fn check_amount(
         Some(c) => (c.code(), c.exponent().unwrap_or(0)),
         None => ("the currency", 0),
     };
-    match parse_amount(text.trim(), code, exponent, AmountUnit::Major) {
+    match parse_amount(text.trim(), code, exponent, unit) {
         Ok(a) => Some((a.value, a.wire)),
         Err(e) => {
             // `parse_amount` says what is wrong and how to fix it in one
             // sentence ("...: round it to ..."); split it for the report.
             let msg = e.to_string();
-            let (problem, fix) = msg.split_once(": ").unwrap_or((
-                msg.as_str(),
-                "write a whole amount in digits, e.g. \"25000\"",
-            ));
+            let (problem, fix) = msg.split_once(": ").unwrap_or((msg.as_str(), DIGITS_FIX));
+            // Its syntax fixes suggest decimals (`1234.50`), which whole
+            // major units do not allow.
+            let syntax = matches!(
+                e,
+                AmountError::Separator | AmountError::NotDigits | AmountError::Malformed
+            );
+            let fix = if syntax && unit == AmountUnit::Major {
+                DIGITS_FIX
+            } else {
+                fix
+            };
             errs.push(FieldError::new(FIELD, quote(&text), problem, fix));
             None
         }
@@ -1056,9 +1085,9 @@ fn check_card_number(raw: Raw<SecretString>, errs: &mut Vec<FieldError>) -> Opti
         }
         Raw::WrongType(t) => {
             let mut e = wrong_type(FIELD, t, "a JSON string");
-            e.fix =
-                "write the card number in quotes, e.g. \"card_number\": \"4000 0000 0000 3220\""
-                    .to_string();
+            // No example number here: a real-looking one in an error
+            // message would trip every card-data scanner.
+            e.fix = "write the card number as a JSON string, in double quotes".to_string();
             errs.push(e);
             return None;
         }
@@ -1500,6 +1529,7 @@ mod tests {
         let defaults = Defaults {
             merchant_id: Some("cfg-merchant"),
             payment_method_id: Some("cfg-pm"),
+            ..Defaults::default()
         };
         let req = CardRequest::parse(v.to_string().as_bytes(), &defaults, TODAY).unwrap();
         assert_eq!(req.merchant_id, "cfg-merchant");
@@ -1629,7 +1659,7 @@ mod tests {
             ("1e3", "scientific"),
             ("1,000", "separator"),
             ("1 000", "separator"),
-            ("10.50", "fraction"),
+            ("10.5", "0 decimal place"),
             ("0", "greater than zero"),
             ("", "empty"),
             ("12abc", "digits"),
@@ -1642,13 +1672,27 @@ mod tests {
             );
             assert!(e.value.starts_with('"'), "{e}");
         }
-        // A fraction is judged against the currency: JPY has none at all.
-        let mut v = with(F, json!("10.5"));
-        v["currency"] = json!("JPY");
-        only_error(&v, F);
+        // EUR has cents, but the provider takes whole major units.
+        let mut v = with(F, json!("10.50"));
+        v["currency"] = json!("EUR");
+        let e = only_error(&v, F);
+        assert!(e.problem.contains("fraction"), "{e}");
         let e = only_error(&with(F, json!(25000)), F);
         assert!(e.fix.contains("in quotes"), "{e}");
         only_error(&with(F, Value::Null), F);
+    }
+
+    #[test]
+    fn amount_in_minor_units_when_the_config_says_so() {
+        let mut v = with("amount", json!("10.50"));
+        v["currency"] = json!("EUR");
+        let defaults = Defaults {
+            amount_unit: AmountUnit::Minor,
+            ..Defaults::default()
+        };
+        let req = CardRequest::parse(v.to_string().as_bytes(), &defaults, TODAY).unwrap();
+        assert_eq!(req.wire_amount(), "1050");
+        assert_eq!(req.amount, Decimal::new(1050, 2));
     }
 
     #[test]

@@ -717,6 +717,34 @@ mod tests {
         assert_eq!(v["requests"]["total"], 0);
     }
 
+    /// Resident memory of this process in KiB (Linux), for the
+    /// measurement below.
+    fn rss_kib() -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    /// `cargo test --release --lib sandbox::state -- --ignored --nocapture`
+    #[test]
+    #[ignore = "a measurement: a million payouts in the ledger"]
+    fn a_million_payouts_fit() {
+        let mut l = ledger(1_000_000_000);
+        let w = l.wallet("XOF").unwrap();
+        let before = rss_kib().unwrap_or(0);
+        for i in 0..1_000_000u32 {
+            // Ids as long as the engine's derived ones (about 70 chars).
+            let id = format!("{:064x}-{i}", u64::from(i) * 7919);
+            let account = format!("+22507{i:08}");
+            let a = l.initiate(&init(&id, "1", &account), w);
+            assert_eq!(a.status, StatusCode::CREATED);
+        }
+        let after = rss_kib().unwrap_or(0);
+        let grown_mib = after.saturating_sub(before) / 1024;
+        println!("1,000,000 payouts: resident memory grew by {grown_mib} MiB");
+        assert!(grown_mib < 1024, "{grown_mib} MiB");
+    }
+
     #[test]
     fn txn_record_stays_compact() {
         assert!(

@@ -345,9 +345,10 @@ fn write_text(
 ) -> Result<()> {
     writeln!(
         out,
-        "{}: {} rows, {} valid, {} rejected",
+        "{}: {} row{}, {} valid, {} rejected",
         args.file.display(),
         summary.rows,
+        if summary.rows == 1 { "" } else { "s" },
         summary.valid,
         summary.rejected
     )?;

@@ -1,0 +1,142 @@
+//! Helpers shared by the end-to-end tests: an in-process sandbox on a free
+//! loopback port, payroll files generated in a temporary folder, and the
+//! real `payrun` binary run against them.
+#![allow(dead_code)]
+
+use payrun::sandbox::{LedgerSnapshot, Running, SandboxConfig};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const KEY: &str = "sk_sandbox_test";
+
+/// A sandbox running on its own runtime for the life of the test.
+pub struct Sandbox {
+    pub rt: tokio::runtime::Runtime,
+    pub running: Option<Running>,
+}
+
+impl Sandbox {
+    pub fn start(config: SandboxConfig) -> Sandbox {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let running = rt.block_on(payrun::sandbox::start(config)).unwrap();
+        Sandbox {
+            rt,
+            running: Some(running),
+        }
+    }
+
+    pub fn base_url(&self) -> String {
+        self.running.as_ref().unwrap().base_url()
+    }
+
+    pub fn ledger(&self) -> LedgerSnapshot {
+        self.running.as_ref().unwrap().ledger()
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if let Some(r) = self.running.take() {
+            let _ = self.rt.block_on(r.shutdown());
+        }
+    }
+}
+
+/// A temporary working folder with a payroll file.
+pub struct Work {
+    pub dir: tempfile::TempDir,
+}
+
+impl Work {
+    pub fn new() -> Work {
+        Work {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+    pub fn db(&self) -> PathBuf {
+        self.path("payrun.db")
+    }
+    pub fn report(&self) -> PathBuf {
+        self.path("report.csv")
+    }
+    /// `payrun run FILE` against `base_url` with the test key.
+    pub fn run_cmd(&self, file: &Path, base_url: &str, extra: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_payrun"));
+        cmd.current_dir(self.dir.path())
+            .env("PAYRUN_API_KEY", KEY)
+            .env_remove("RUST_LOG")
+            .arg("run")
+            .arg(file)
+            .arg("--base-url")
+            .arg(base_url)
+            .arg("--db")
+            .arg(self.db())
+            .arg("--report")
+            .arg(self.report())
+            .arg("--quiet")
+            .args(extra);
+        cmd
+    }
+    pub fn run(&self, file: &Path, base_url: &str, extra: &[&str]) -> Output {
+        self.run_cmd(file, base_url, extra).output().unwrap()
+    }
+    pub fn report_rows(&self) -> Vec<csv::StringRecord> {
+        read_csv(&self.report())
+    }
+}
+
+pub fn read_csv(path: &Path) -> Vec<csv::StringRecord> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    r.records().map(|r| r.unwrap()).collect()
+}
+
+pub const HEADER: &str = "account_id,amount,currency,payout_method_id,description,beneficiary_firstname,beneficiary_lastname";
+
+/// A payroll of `n` valid rows; `account(i)` gives row i's account.
+pub fn payroll(n: usize, account: impl Fn(usize) -> String) -> String {
+    let mut s = String::from(HEADER);
+    s.push('\n');
+    let currencies = ["XOF", "GHS", "KES", "NGN", "USD", "EUR"];
+    for i in 0..n {
+        s.push_str(&format!(
+            "{},{},{},momo,Salary {i},Ama,Mensah{i}\n",
+            account(i),
+            1000 + i,
+            currencies[i % currencies.len()]
+        ));
+    }
+    s
+}
+
+pub fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+pub fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+pub fn col(rows: &[csv::StringRecord], i: usize, name: &str) -> String {
+    let idx = payrun::report::REPORT_HEADER
+        .iter()
+        .position(|h| *h == name)
+        .unwrap();
+    rows[i][idx].to_string()
+}

@@ -1,0 +1,387 @@
+//! End-to-end tests of `payrun run`, `status` and `report` against the
+//! in-process sandbox: every row paid exactly once (checked on the
+//! sandbox's ledger), through faults, business failures, a wrong key,
+//! maker-checker initiation, and re-runs.
+
+mod common;
+
+use common::*;
+use payrun::sandbox::SandboxConfig;
+use rust_decimal::Decimal;
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+fn account(i: usize) -> String {
+    format!("22507{:08}", i)
+}
+
+#[test]
+fn clean_run_pays_every_row_once_and_report_matches_ledger() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(30, account));
+    let out = w.run(&file, &sb.base_url(), &["--rate", "500"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+
+    let ledger = sb.ledger();
+    assert_eq!(ledger.transactions.len(), 30);
+    for t in &ledger.transactions {
+        assert_eq!(t.debits, 1, "{t:?}");
+        assert_eq!(t.status, "SUCCESS");
+    }
+    let rows = w.report_rows();
+    assert_eq!(rows.len(), 30);
+    // Report rows in file order, each matching its ledger entry.
+    let mut per_currency: BTreeMap<String, Decimal> = BTreeMap::new();
+    for (i, _) in rows.iter().enumerate() {
+        assert_eq!(col(&rows, i, "row"), (i + 2).to_string());
+        assert_eq!(col(&rows, i, "state"), "executed");
+        assert_eq!(col(&rows, i, "attempts"), "2");
+        assert!(!col(&rows, i, "executed_at").is_empty());
+        let tx = col(&rows, i, "transaction_id");
+        let entry = ledger.get(&tx).expect("report row is in the ledger");
+        assert_eq!(entry.account_id, col(&rows, i, "account_id"));
+        assert_eq!(entry.amount.to_string(), col(&rows, i, "amount"));
+        *per_currency.entry(col(&rows, i, "currency")).or_default() += entry.amount;
+    }
+    // The summary's totals are the ledger's.
+    let summary = read_csv(&payrun::report::summary_path(&w.report()));
+    for rec in &summary {
+        assert_eq!(&rec[1], "executed");
+        assert_eq!(
+            Decimal::from_str(&rec[3]).unwrap(),
+            per_currency[&rec[0].to_string()]
+        );
+    }
+    assert_eq!(summary.len(), per_currency.len());
+}
+
+#[test]
+fn faults_5xx_429_and_ambiguous_still_pay_everyone_exactly_once() {
+    let sb = Sandbox::start(SandboxConfig {
+        seed: 7,
+        fail_rate: 0.1,
+        ambiguous_rate: 0.1,
+        rate_limit: Some(150),
+        ..Default::default()
+    });
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(60, account));
+    let out = w.run(&file, &sb.base_url(), &["--rate", "400", "--concurrency", "16"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let ledger = sb.ledger();
+    assert_eq!(ledger.transactions.len(), 60);
+    for t in &ledger.transactions {
+        assert_eq!(t.debits, 1, "{t:?}");
+    }
+    let rows = w.report_rows();
+    assert!(rows.iter().enumerate().all(|(i, _)| col(&rows, i, "state") == "executed"));
+    // Faults really happened: more requests than the 120 of a clean run.
+    assert!(ledger.requests.total > 120, "{:?}", ledger.requests);
+    // Someone had to retry.
+    assert!(
+        rows.iter()
+            .enumerate()
+            .any(|(i, _)| col(&rows, i, "attempts").parse::<u32>().unwrap() > 2)
+    );
+}
+
+#[test]
+fn ambiguous_execute_is_resent_and_recorded_executed_or_held_as_unknown() {
+    // Magic accounts: executed and debited, then answered 503 / cut off.
+    let accounts = |i: usize| match i {
+        0 => "CI000000000503".to_string(),
+        1 => "CI000000000504".to_string(),
+        _ => account(i),
+    };
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(4, accounts));
+    let out = w.run(&file, &sb.base_url(), &["--rate", "200"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let ledger = sb.ledger();
+    for t in &ledger.transactions {
+        assert_eq!(t.debits, 1, "{t:?}");
+    }
+    let rows = w.report_rows();
+    assert_eq!(col(&rows, 0, "state"), "executed");
+    assert_eq!(col(&rows, 1, "state"), "executed");
+    assert_eq!(col(&rows, 0, "attempts"), "3");
+
+    // Under `hold`, the same answers park the payouts as unknown.
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(4, accounts));
+    let out = w.run(&file, &sb.base_url(), &["--rate", "200", "--ambiguous", "hold"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let rows = w.report_rows();
+    assert_eq!(col(&rows, 0, "state"), "unknown");
+    assert_eq!(col(&rows, 1, "state"), "unknown");
+    assert_eq!(col(&rows, 2, "state"), "executed");
+    assert_eq!(sb.ledger().get(&col(&rows, 0, "transaction_id")).unwrap().debits, 1);
+
+    // reconcile lists them, then resend settles them as executed.
+    let reconcile = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
+            .env("PAYRUN_API_KEY", KEY)
+            .arg("reconcile")
+            .arg("--db")
+            .arg(w.db())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = reconcile(&[]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(listed.contains(&col(&rows, 0, "transaction_id")), "{listed}");
+    let out = reconcile(&["--resend", "--base-url", &sb.base_url()]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let out = reconcile(&[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    for t in &sb.ledger().transactions {
+        assert_eq!(t.debits, 1, "{t:?}");
+    }
+}
+
+#[test]
+fn reconcile_mark_records_the_operator_decision_in_the_report() {
+    let accounts = |i: usize| {
+        if i == 0 {
+            "CI000000000503".to_string()
+        } else {
+            account(i)
+        }
+    };
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(2, accounts));
+    let out = w.run(&file, &sb.base_url(), &["--ambiguous", "hold"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let tx = col(&w.report_rows(), 0, "transaction_id");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let db = w.db().display().to_string();
+    // A reason is required.
+    let out = run(&["reconcile", "--db", &db, "--mark", "executed", &tx]);
+    assert_ne!(code(&out), 0);
+    let out = run(&[
+        "reconcile", "--db", &db, "--mark", "executed", &tx, "--reason", "statement 2026-11 line 42",
+    ]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let report = w.path("again.csv").display().to_string();
+    let out = run(&["report", "--db", &db, "--out", &report]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let rows = read_csv(std::path::Path::new(&report));
+    assert_eq!(col(&rows, 0, "state"), "executed");
+    assert_eq!(col(&rows, 0, "provider_code"), "OPERATOR_MARKED_EXECUTED");
+    assert_eq!(col(&rows, 0, "provider_message"), "statement 2026-11 line 42");
+    // Marking a payout that is not unknown is refused.
+    let out = run(&[
+        "reconcile", "--db", &db, "--mark", "failed", &tx, "--reason", "oops",
+    ]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+}
+
+#[test]
+fn business_failures_are_reported_with_the_provider_code() {
+    let accounts = |i: usize| match i {
+        0 => "GH000000000404".to_string(),
+        1 => "GH000000000429".to_string(),
+        2 => "GH000000000422".to_string(),
+        _ => account(i),
+    };
+    let mut wallets = SandboxConfig::default().wallets;
+    wallets.remove("NGN"); // payroll row index 3 is NGN: no wallet
+    let sb = Sandbox::start(SandboxConfig {
+        wallets,
+        ..Default::default()
+    });
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(6, accounts));
+    let out = w.run(&file, &sb.base_url(), &["--rate", "200"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let rows = w.report_rows();
+    let expect = [
+        ("execute_failed", "RECIPIENT_NOT_FOUND"),
+        ("execute_failed", "LIMIT_EXCEEDED"),
+        ("initiate_failed", "INVALID_ACCOUNT"),
+        ("initiate_failed", "CURRENCY_WALLET_MISMATCH"),
+        ("executed", ""),
+        ("executed", ""),
+    ];
+    for (i, (state, code)) in expect.iter().enumerate() {
+        assert_eq!(col(&rows, i, "state"), *state, "row {i}");
+        if !code.is_empty() {
+            assert_eq!(col(&rows, i, "provider_code"), *code, "row {i}");
+            assert!(!col(&rows, i, "provider_message").is_empty());
+        }
+    }
+    for t in &sb.ledger().transactions {
+        let expected = u32::from(t.status == "SUCCESS");
+        assert_eq!(t.debits, expected, "{t:?}");
+    }
+}
+
+#[test]
+fn insufficient_balance_stops_executions_in_that_currency_only() {
+    let mut wallets = SandboxConfig::default().wallets;
+    wallets.insert("XOF".into(), Decimal::from(2500));
+    let sb = Sandbox::start(SandboxConfig {
+        wallets,
+        ..Default::default()
+    });
+    let w = Work::new();
+    // XOF rows are indexes 0, 6 and 12 (amounts 1000, 1006, 1012); the
+    // XOF wallet holds 2500, so the third one cannot be paid.
+    let file = w.write("payroll.csv", &payroll(18, account));
+    let out = w.run(&file, &sb.base_url(), &["--rate", "200", "--concurrency", "1"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let rows = w.report_rows();
+    let xof: Vec<String> = (0..rows.len())
+        .filter(|&i| col(&rows, i, "currency") == "XOF")
+        .map(|i| col(&rows, i, "state"))
+        .collect();
+    assert_eq!(xof, ["executed", "executed", "execute_failed"]);
+    let others = (0..rows.len())
+        .filter(|&i| col(&rows, i, "currency") != "XOF")
+        .all(|i| col(&rows, i, "state") == "executed");
+    assert!(others);
+    assert_eq!(sb.ledger().wallets["XOF"], Decimal::from(2500 - 1000 - 1006));
+}
+
+#[test]
+fn wrong_key_stops_at_once_and_never_leaks_the_key() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(200, account));
+    let out = w
+        .run_cmd(&file, &sb.base_url(), &["--rate", "1000", "--concurrency", "4"])
+        .env("PAYRUN_API_KEY", "sk_wrong_secret_123")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let all = text(&out);
+    assert!(all.contains("API key"), "{all}");
+    assert!(!all.contains("sk_wrong_secret_123"), "{all}");
+    // Stopped at once: at most one round of requests in flight, not 200.
+    assert!(sb.ledger().requests.total <= 8, "{:?}", sb.ledger().requests);
+    let db = std::fs::read(w.db()).unwrap();
+    assert!(!String::from_utf8_lossy(&db).contains("sk_wrong_secret_123"));
+    // With the right key the same command resumes and pays everyone.
+    let out = w.run(&file, &sb.base_url(), &["--rate", "1000"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(sb.ledger().transactions.len(), 200);
+    assert!(sb.ledger().transactions.iter().all(|t| t.debits == 1));
+}
+
+#[test]
+fn initiate_only_then_run_executes() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(10, account));
+    let out = w.run(&file, &sb.base_url(), &["--initiate-only", "--rate", "500"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let ledger = sb.ledger();
+    assert_eq!(ledger.transactions.len(), 10);
+    assert!(ledger.transactions.iter().all(|t| t.status == "INITIATED" && t.debits == 0));
+    assert_eq!(ledger.requests.executes, 0);
+    let rows = w.report_rows();
+    assert!((0..10).all(|i| col(&rows, i, "state") == "initiated"));
+
+    let out = w.run(&file, &sb.base_url(), &["--rate", "500"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let ledger = sb.ledger();
+    assert_eq!(ledger.requests.initiates, 10, "no second initiation");
+    assert!(ledger.transactions.iter().all(|t| t.status == "SUCCESS" && t.debits == 1));
+}
+
+#[test]
+fn finished_run_rerun_makes_no_calls_and_rewrites_the_report() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(8, account));
+    let out = w.run(&file, &sb.base_url(), &["--rate", "500"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let before = sb.ledger().requests.total;
+    std::fs::remove_file(w.report()).unwrap();
+    let out = w.run(&file, &sb.base_url(), &["--rate", "500"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(sb.ledger().requests.total, before);
+    assert_eq!(w.report_rows().len(), 8);
+
+    // status shows the run as finished with its totals.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .args(["status", "--db"])
+        .arg(w.db())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("finished") && s.contains("executed 8"), "{s}");
+}
+
+#[test]
+fn invalid_rows_send_nothing_and_write_rejected_csv() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let mut text_ = payroll(5, account);
+    text_.push_str("2250799999999,12abc,XOF,momo,Bad,Ama,Mensah\n");
+    let file = w.write("payroll.csv", &text_);
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert_eq!(sb.ledger().requests.total, 0);
+    let rejected = read_csv(&w.path("rejected.csv"));
+    assert_eq!(rejected.len(), 1);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("row 7"), "{}", text(&out));
+}
+
+#[test]
+fn transaction_ids_used_by_another_run_are_refused() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let a = w.write(
+        "a.csv",
+        &format!("transaction_id,{HEADER}\nT-1,2250700000001,1000,XOF,momo,May,Ama,Mensah\n"),
+    );
+    let b = w.write(
+        "b.csv",
+        &format!("transaction_id,{HEADER}\nT-1,2250700000002,2000,XOF,momo,June,Kofi,Annan\n"),
+    );
+    assert_eq!(code(&w.run(&a, &sb.base_url(), &[])), 0);
+    let out = w.run(&b, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("T-1") && err.contains("already used"), "{err}");
+    assert_eq!(sb.ledger().transactions.len(), 1);
+}
+
+#[test]
+fn same_file_with_a_label_is_a_separate_run_with_new_ids() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(3, account));
+    assert_eq!(code(&w.run(&file, &sb.base_url(), &[])), 0);
+    assert_eq!(code(&w.run(&file, &sb.base_url(), &["--label", "bonus"])), 0);
+    assert_eq!(sb.ledger().transactions.len(), 6);
+}
+
+#[test]
+fn built_in_sandbox_quick_start_works() {
+    let w = Work::new();
+    w.write("payroll.csv", &payroll(5, account));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env_remove("PAYRUN_API_KEY")
+        .args(["run", "payroll.csv", "--sandbox", "--rate", "200"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(w.path("payrun-sandbox.db").exists());
+    assert!(!w.path("payrun.db").exists());
+    assert_eq!(read_csv(&w.path("report.csv")).len(), 5);
+}
