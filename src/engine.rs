@@ -704,11 +704,11 @@ pub async fn execute_run(
 
     let interrupt = {
         let ctx = ctx.clone();
-        tokio::spawn(async move {
+        AbortOnDrop(tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 ctx.request_stop(Stop::Interrupted);
             }
-        })
+        }))
     };
 
     let sem = Arc::new(Semaphore::new(opts.concurrency));
@@ -771,30 +771,41 @@ pub async fn execute_run(
             note_task(res, &ctx, &mut error);
         }
     }
-    // Payouts claimed but never sent go back to where they were.
+    // Payouts claimed but never sent go back to pending. Resumed intents
+    // stay as they are: their outcome is still open.
     for (work, phase) in queue {
-        match phase {
-            Phase::Initiate { resumed: false } => held.push(Transition::to(work.id, State::Pending)),
-            // Resumed intents stay as they are: their outcome is still open.
-            _ => {}
+        if phase == (Phase::Initiate { resumed: false }) {
+            held.push(Transition::to(work.id, State::Pending));
         }
     }
     while let Some(res) = tasks.join_next().await {
         note_task(res, &ctx, &mut error);
     }
-    if !held.is_empty() {
-        writer.apply(held).await?;
-    }
-    interrupt.abort();
+    let held = if held.is_empty() {
+        Ok(())
+    } else {
+        writer.apply(held).await
+    };
+    drop(interrupt);
     progress.finish();
     if let Some(e) = error {
         return Err(e);
     }
+    held?;
     let stop = ctx.stop.lock().unwrap_or_else(|e| e.into_inner()).clone();
     Ok(RunStats {
         calls: ctx.counters.calls.load(Ordering::Relaxed),
         stop,
     })
+}
+
+/// Aborts a background task however the function that owns it returns.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 fn note_task(

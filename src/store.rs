@@ -880,6 +880,8 @@ enum Cmd {
         ts: Vec<Transition>,
         reply: oneshot::Sender<Result<(), String>>,
     },
+    /// Finish the commands queued before this one, then stop.
+    Stop,
 }
 
 /// Handle to the writer thread. Cloneable; every command is answered once
@@ -892,11 +894,16 @@ pub struct Writer {
 /// Returns the store when the writer stops.
 pub struct WriterThread {
     join: JoinHandle<Store>,
+    tx: mpsc::Sender<Cmd>,
 }
 
 impl WriterThread {
-    /// Waits until every handle is dropped and returns the store.
+    /// Stops the writer once the commands already queued are committed, and
+    /// returns the store. Handles still held elsewhere (a task not yet
+    /// dropped after an error) get "writer stopped" instead of keeping the
+    /// thread alive.
     pub fn join(self) -> Result<Store> {
+        let _ = self.tx.send(Cmd::Stop);
         self.join
             .join()
             .map_err(|_| anyhow::anyhow!("the database writer thread panicked"))
@@ -911,7 +918,10 @@ impl Writer {
             .name("payrun-store".into())
             .spawn(move || writer_loop(store, rx))
             .expect("cannot spawn the database writer thread");
-        (Writer { tx }, WriterThread { join })
+        (
+            Writer { tx: tx.clone() },
+            WriterThread { join, tx },
+        )
     }
 
     /// Claims up to `limit` pending payouts (intent `initiating` committed).
@@ -926,7 +936,7 @@ impl Writer {
             .map_err(|_| anyhow::anyhow!("the database writer stopped"))?;
         rx.await
             .map_err(|_| anyhow::anyhow!("the database writer stopped"))?
-            .map_err(|e| anyhow::anyhow!("database error: {e}"))
+            .map_err(writer_error)
     }
 
     /// Commits transitions; returns once they are durable.
@@ -937,20 +947,43 @@ impl Writer {
             .map_err(|_| anyhow::anyhow!("the database writer stopped"))?;
         rx.await
             .map_err(|_| anyhow::anyhow!("the database writer stopped"))?
-            .map_err(|e| anyhow::anyhow!("database error: {e}"))
+            .map_err(writer_error)
     }
 }
 
+fn writer_error(e: String) -> anyhow::Error {
+    anyhow::anyhow!(
+        "cannot record progress in the database ({e}). Everything committed before is safe; \
+         free disk space (or fix the database file), then run the same command again to resume"
+    )
+}
+
 fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
-    while let Ok(first) = rx.recv() {
+    let (mut groups, mut commands) = (0u64, 0u64);
+    let started = std::time::Instant::now();
+    let mut busy = std::time::Duration::ZERO;
+    let mut stopping = false;
+    while !stopping {
+        let Ok(first) = rx.recv() else { break };
+        if matches!(first, Cmd::Stop) {
+            break;
+        }
+        let t0 = std::time::Instant::now();
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
             match rx.try_recv() {
+                Ok(Cmd::Stop) => {
+                    stopping = true;
+                    break;
+                }
                 Ok(c) => group.push(c),
                 Err(_) => break,
             }
         }
+        groups += 1;
+        commands += group.len() as u64;
         let result = run_group(&mut store, &group);
+        busy += t0.elapsed();
         match result {
             Ok(mut claimed) => {
                 for cmd in group {
@@ -961,6 +994,7 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
                         Cmd::Apply { reply, .. } => {
                             let _ = reply.send(Ok(()));
                         }
+                        Cmd::Stop => {}
                     }
                 }
             }
@@ -974,11 +1008,19 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
                         Cmd::Apply { reply, .. } => {
                             let _ = reply.send(Err(msg.clone()));
                         }
+                        Cmd::Stop => {}
                     }
                 }
             }
         }
     }
+    tracing::debug!(
+        groups,
+        commands,
+        busy_ms = busy.as_millis() as u64,
+        total_ms = started.elapsed().as_millis() as u64,
+        "database writer done"
+    );
     store
 }
 
@@ -993,6 +1035,7 @@ fn run_group(store: &mut Store, group: &[Cmd]) -> Result<Vec<Vec<Work>>> {
                 claimed.push(Store::claim_pending(&tx, *run_id, *limit)?);
             }
             Cmd::Apply { ts, .. } => apply_in(&tx, ts)?,
+            Cmd::Stop => {}
         }
     }
     crate::engine::fault::hit("before_commit");

@@ -29,22 +29,19 @@ fn generate(path: &Path, rows: u64, bad_every: u64) {
     let mut w = BufWriter::new(std::fs::File::create(path).unwrap());
     writeln!(w, "transaction_id,account_id,amount,currency,payout_method_id,description,beneficiary_firstname,beneficiary_lastname,beneficiary_phone,beneficiary_email").unwrap();
     let people = [
-        ("Aïcha", "N'Guessan", "XOF", "+22507", "momo"),
-        ("Kwame", "Mensah", "GHS", "+23324", "momo"),
-        ("Wanjiru", "Kamau", "KES", "+2547", "momo"),
-        ("Chukwuemeka", "Okafor", "NGN", "+234803", "bank"),
-        ("Zoë", "Lefèvre", "EUR", "+336", "bank"),
+        ("Aïcha", "N'Guessan", "XOF", "+2250701", "momo"),
+        ("Kwame", "Mensah", "GHS", "+233241", "momo"),
+        ("Wanjiru", "Kamau", "KES", "+254712", "momo"),
+        ("Chukwuemeka", "Okafor", "NGN", "+2348031", "bank"),
+        ("Zoë", "Lefèvre", "EUR", "+336123", "bank"),
         ("Michael", "O'Brien", "USD", "+1202555", "bank"),
     ];
     for i in 0..rows {
         let (first, last, cur, prefix, method) = people[(i % 6) as usize];
         let digits = match cur {
-            "XOF" => 8,
-            "GHS" => 7,
-            "KES" => 8,
-            "NGN" => 7,
-            "EUR" => 8,
-            _ => 4,
+            "EUR" => 5,
+            "USD" => 4,
+            _ => 6,
         };
         let n = (i * 7919) % 10u64.pow(digits);
         let phone = format!("{prefix}{n:0width$}", width = digits as usize);

@@ -524,6 +524,8 @@ fn no_card_data_in_any_output_or_file() {
             assert_eq!(out.status.code(), Some(code), "{all}");
             assert_no_card_data(&format!("payrun pay ({format}, exit {code})"), &all);
             if code != 2 {
+                // The logs were captured (so they were scanned too).
+                assert!(stderr(&out).contains("sending card payment"), "{all}");
                 // The masked number is what the user sees instead.
                 let masked = if req["payment_details"]["card_number"] == ENROLLED {
                     ENROLLED_MASKED

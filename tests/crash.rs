@@ -230,3 +230,90 @@ fn corrupted_or_foreign_database_is_a_clear_error() {
         b"this is a spreadsheet, not a database"
     );
 }
+
+#[test]
+fn ctrl_c_finishes_in_flight_calls_records_them_and_resumes() {
+    let sb = Sandbox::start(SandboxConfig {
+        latency_ms: 20,
+        ..Default::default()
+    });
+    let w = Work::new();
+    let rows = 200;
+    let file = w.write("payroll.csv", &payroll(rows, account));
+    let child = w
+        .run_cmd(&file, &sb.base_url(), &["--rate", "100", "--concurrency", "8"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Readiness: wait until some payouts were paid, then interrupt.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while sb.ledger().transactions.iter().filter(|t| t.debits == 1).count() < 5 {
+        assert!(std::time::Instant::now() < deadline, "no progress");
+        std::thread::yield_now();
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("interrupted") && err.contains("resume"), "{err}");
+    let paid_before = sb.ledger().transactions.iter().filter(|t| t.debits == 1).count();
+    assert!(paid_before < rows, "interrupted before the end");
+    // Everything answered before the interrupt was recorded: the report of
+    // the interrupted run already lists every debited payout as executed.
+    let report = w.report_rows();
+    let executed = (0..report.len())
+        .filter(|&i| col(&report, i, "state") == "executed")
+        .count();
+    assert_eq!(executed, paid_before);
+    let out = w.run(&file, &sb.base_url(), &["--rate", "1000"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(sb.ledger().transactions.iter().all(|t| t.debits == 1));
+    assert_eq!(sb.ledger().transactions.len(), rows);
+}
+
+/// A full disk during a commit: simulated with a file-size limit (writes
+/// beyond it fail with EFBIG; SIGXFSZ is ignored so the process sees the
+/// error). The run stops with a clear error, and the next run, with room
+/// again, finishes without paying anyone twice.
+#[test]
+fn full_disk_during_a_commit_is_a_clear_error_and_loses_nothing() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let rows = 400;
+    let file = w.write("payroll.csv", &payroll(rows, account));
+    let cmd = w.run_cmd(&file, &sb.base_url(), &["--rate", "2000"]);
+    let args: Vec<String> = cmd
+        .get_args()
+        .map(|a| format!("'{}'", a.to_string_lossy()))
+        .collect();
+    // 256 blocks of 512 bytes: room for the import, not for the whole run.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 256; exec '{}' {}",
+        env!("CARGO_BIN_EXE_payrun"),
+        args.join(" ")
+    );
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(w.dir.path())
+        .env("PAYRUN_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
+    assert!(
+        err.contains("database") || err.contains("disk") || err.contains("file too large"),
+        "{}",
+        text(&out)
+    );
+    assert!(!err.contains("panicked"), "{}", text(&out));
+    let out = w.run(&file, &sb.base_url(), &["--rate", "2000"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let ledger = sb.ledger();
+    assert_eq!(ledger.transactions.len(), rows);
+    assert!(ledger.transactions.iter().all(|t| t.debits == 1));
+}

@@ -784,7 +784,7 @@ async fn ambiguous_answers_still_carry_the_call_out() {
         }
     }
     // Both variants happen.
-    assert!(outcomes.iter().any(|o| *o == Outcome::Cut));
+    assert!(outcomes.contains(&Outcome::Cut));
     assert!(outcomes.iter().any(|o| o.status().is_some()));
     // Yet every payout was initiated and debited exactly once.
     let ledger = sb.ledger().await;
@@ -1262,6 +1262,25 @@ async fn the_cli_prints_its_address_and_serves() {
         .unwrap();
     assert_eq!(ledger.wallets.len(), 1);
     assert_eq!(ledger.wallets["XOF"], Decimal::from(700));
+    stop(&mut child).await;
+}
+
+/// Stops the spawned sandbox: SIGTERM must end it cleanly (exit 0).
+#[cfg(unix)]
+async fn stop(child: &mut tokio::process::Child) {
+    let pid = child.id().expect("still running").to_string();
+    let sent = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().await.unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+#[cfg(not(unix))]
+async fn stop(child: &mut tokio::process::Child) {
     child.kill().await.unwrap();
 }
 

@@ -64,6 +64,7 @@ pub struct PayArgs {
 /// failed validation and nothing was sent; 3 refused, or the outcome is
 /// unknown (check the transaction_id with the provider).
 pub fn command(args: PayArgs) -> Result<i32> {
+    init_logging();
     let config = Config::load(args.config.as_deref())?;
     let json = match read_request(&args.request)? {
         Ok(json) => json,
@@ -128,6 +129,18 @@ pub async fn pay(client: &Client, request: CardRequest) -> PayReport {
         "card payment answered"
     );
     report
+}
+
+/// Logs go to standard error, filtered by `RUST_LOG` (default: warnings).
+/// Nothing payrun logs for a card payment carries more than the masked
+/// number; the end-to-end tests check this at `RUST_LOG=trace`.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 fn print_invalid(invalid: &InvalidRequest, format: Format) -> i32 {

@@ -6,8 +6,10 @@
 //! so row numbers stay those of the spreadsheet.
 
 mod delimited;
+mod workbook;
 
 pub use delimited::CsvSource;
+pub use workbook::{WorkbookSource, is_workbook};
 
 use anyhow::Result;
 use csv::StringRecord;
@@ -44,9 +46,13 @@ pub fn is_blank(fields: &StringRecord) -> bool {
     fields.iter().all(|f| f.trim().is_empty())
 }
 
-/// Opens `path` as the right kind of source. `sheet` picks a worksheet of a
-/// workbook and is refused for CSV.
+/// Opens `path` as the right kind of source, by its extension: a workbook
+/// for .xlsx, .xlsm, .xlsb, .xls and .ods, else CSV. `sheet` picks a
+/// worksheet of a workbook (default: the first) and is refused for CSV.
 pub fn open(path: &Path, sheet: Option<&str>) -> Result<Box<dyn RowSource>> {
+    if is_workbook(path) {
+        return Ok(Box::new(WorkbookSource::open(path, sheet)?));
+    }
     if let Some(sheet) = sheet {
         anyhow::bail!(
             "--sheet {sheet:?} applies only to spreadsheet workbooks (.xlsx, .xls, .ods), and {} is read as CSV",

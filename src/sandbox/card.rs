@@ -179,7 +179,7 @@ pub(crate) fn three_ds_page(view: &PageView<'_>) -> String {
          <button name=\"action\" value=\"approve\">Approve</button> \
          <button name=\"action\" value=\"decline\">Decline</button></form>"
     } else {
-        "<p>This payment is already authenticated.</p>"
+        "<p>This payment is no longer waiting for authentication.</p>"
     };
     format!(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>3-D Secure (sandbox)</title></head>\

@@ -29,18 +29,21 @@ use tokio::task::JoinHandle;
 pub use card::{DECLINED_CARD, ENROLLED_CARDS, NOT_ENROLLED_CARD};
 pub use state::{LedgerEntry, LedgerSnapshot, RequestCounts, magic};
 
-/// The key the sandbox accepts unless told otherwise.
+/// The key the sandbox accepts unless told otherwise: `sk_` like real
+/// secret keys, and plainly a test key wherever it shows up.
 pub const DEFAULT_API_KEY: &str = "sk_sandbox_test";
 /// Currencies of the default wallets: the West and Central African CFA
 /// francs, cedi, shilling and naira of the provider's markets, plus USD/EUR.
 pub const DEFAULT_CURRENCIES: [&str; 7] = ["XOF", "XAF", "GHS", "KES", "NGN", "USD", "EUR"];
 /// Opening balance of each default wallet: 10^21. No test run can drain
-/// it (a million payouts of 10^12 each take 10^18), and credits on top can
-/// never overflow `Decimal` (about 7.9 * 10^28).
+/// it (a million payouts of 10^12 each take 10^18), and it leaves ten
+/// million times as much headroom below `Decimal::MAX` (about 7.9 * 10^28)
+/// for card payments credited on top.
 pub const DEFAULT_BALANCE: Decimal = Decimal::from_parts(3_735_027_712, 902_409_669, 54, false, 0);
-/// Payout methods known by default.
+/// Payout methods known by default: the two kinds of recipient account the
+/// provider describes, mobile money and bank.
 pub const DEFAULT_PAYOUT_METHODS: [&str; 2] = ["momo", "bank"];
-/// Card payment methods known by default.
+/// Card payment methods known by default: one, since `/pay` takes cards only.
 pub const DEFAULT_PAYMENT_METHODS: [&str; 1] = ["card"];
 /// How long `shutdown` lets open connections finish before giving up on
 /// them: a client holding a connection open must not hang a test forever.
@@ -305,40 +308,42 @@ pub fn command(args: SandboxArgs) -> anyhow::Result<i32> {
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let addr = listener.local_addr()?;
+        let stop = stop_signal()?;
         let mut out = std::io::stdout().lock();
         writeln!(out, "payrun sandbox listening on http://{addr}")?;
         writeln!(out, "api key: {}", config.api_key)?;
         writeln!(out, "seed: {seed}")?;
         out.flush()?;
         drop(out);
-        serve(listener, config, stop_signal()).await?;
+        serve(listener, config, stop).await?;
         Ok(crate::exit::OK)
     })
 }
 
-/// Resolves on Ctrl-C or SIGTERM. If a signal cannot be watched, that
-/// one simply never fires.
-async fn stop_signal() {
-    let ctrl_c = async {
+/// Resolves on Ctrl-C or SIGTERM. The handlers are installed here, before
+/// the address is printed, so whoever reads the address can stop the
+/// sandbox cleanly at once.
+#[cfg(unix)]
+fn stop_signal() -> anyhow::Result<impl Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
+    let mut terminate = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    })
+}
+
+/// Resolves on Ctrl-C.
+#[cfg(not(unix))]
+fn stop_signal() -> anyhow::Result<impl Future<Output = ()> + Send + 'static> {
+    Ok(async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
-    }
+    })
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 pub mod amount;
 pub mod columns;
 pub mod fields;
+pub mod phone;
 mod row;
 
 pub use row::Validator;
@@ -73,6 +74,10 @@ pub struct Rejected {
     pub errors: Vec<FieldError>,
 }
 
+/// What `scan` hands its caller for each row. The valid payout is moved to
+/// the caller once per row and never stored in this enum, so its size
+/// difference with the rejected variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum RowOutcome<'a> {
     Valid(Payout),
     Rejected(&'a Rejected),
