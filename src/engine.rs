@@ -84,6 +84,9 @@ pub struct RunArgs {
     /// Stop after initiation (no money moves) and print the totals for approval.
     #[arg(long)]
     pub initiate_only: bool,
+    /// Validate and record the file in the database, send nothing.
+    #[arg(long, conflicts_with = "initiate_only")]
+    pub import_only: bool,
     /// Run against the built-in provider simulator, started in-process.
     #[arg(long)]
     pub sandbox: bool,
@@ -334,10 +337,16 @@ pub fn run_identity(file_sha256: &str, label: &str) -> String {
 }
 
 /// The transaction id of a row without one: fixed by the run identity and
-/// the row number, so re-importing the same file gives the same ids.
+/// the row number, so re-importing the same file gives the same ids. The
+/// row is zero-padded to nine digits so ids sort in row order, which keeps
+/// the database's unique index append-only during import.
 pub fn derived_transaction_id(identity: &str, row: u64) -> String {
-    format!("pr-{}-{row}", &identity[..16.min(identity.len())])
+    format!("pr-{}-{row:09}", &identity[..16.min(identity.len())])
 }
+
+/// Valid payouts buffered between the validation thread and the importer:
+/// enough to absorb jitter, small enough to keep memory flat (a few MiB).
+const IMPORT_CHANNEL: usize = 4096;
 
 async fn run(args: RunArgs, cfg: Config) -> Result<i32> {
     let file_sha = file_sha256(&args.file)?;
@@ -409,6 +418,17 @@ async fn run(args: RunArgs, cfg: Config) -> Result<i32> {
         }
     };
 
+    if args.import_only {
+        let counts = store.state_counts(run.id)?;
+        let n: u64 = counts.values().sum();
+        if !args.quiet {
+            eprintln!(
+                "payrun: run {} holds {n} payout(s) of {}; nothing was sent (--import-only)",
+                run.id, run.file_path
+            );
+        }
+        return Ok(crate::exit::OK);
+    }
     let opts = EngineOptions {
         rate: args.rate.unwrap_or(cfg.rate()).max(1),
         concurrency: args.concurrency.unwrap_or(cfg.concurrency()).max(1),
@@ -545,25 +565,47 @@ fn import(
         sheet: args.sheet.clone(),
         rejected_path: Some(rejected_path.to_path_buf()),
     };
-    let mut first_errors: Vec<String> = Vec::new();
-    let summary = crate::validate::scan(&args.file, cfg, &opts, |outcome| {
-        match outcome {
-            crate::validate::RowOutcome::Valid(p) => {
-                let tx = match &p.transaction_id {
-                    Some(t) => t.clone(),
-                    None => derived_transaction_id(identity, p.row),
-                };
-                imp.add(&p, &tx)?;
-            }
-            crate::validate::RowOutcome::Rejected(r) => {
-                if first_errors.len() < 10 {
-                    for e in &r.errors {
-                        first_errors.push(e.to_string());
+    // Validation (parsing, checks) runs on its own thread and hands valid
+    // payouts over a bounded channel to this one, which inserts them: the
+    // two halves overlap, and the channel bound keeps memory constant.
+    let (summary, first_errors) = std::thread::scope(|scope| -> Result<_> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<crate::payout::Payout>(IMPORT_CHANNEL);
+        let scanner = scope.spawn(move || {
+            let mut first_errors: Vec<String> = Vec::new();
+            let summary = crate::validate::scan(&args.file, cfg, &opts, |outcome| {
+                match outcome {
+                    crate::validate::RowOutcome::Valid(p) => tx
+                        .send(p)
+                        .map_err(|_| anyhow::anyhow!("import stopped"))?,
+                    crate::validate::RowOutcome::Rejected(r) => {
+                        if first_errors.len() < 10 {
+                            first_errors.extend(r.errors.iter().map(|e| e.to_string()));
+                        }
                     }
                 }
+                Ok(())
+            });
+            (summary, first_errors)
+        });
+        let mut insert_error = None;
+        for p in rx.iter() {
+            let id = match &p.transaction_id {
+                Some(t) => std::borrow::Cow::Borrowed(t.as_str()),
+                None => std::borrow::Cow::Owned(derived_transaction_id(identity, p.row)),
+            };
+            if let Err(e) = imp.add(&p, &id) {
+                insert_error = Some(e);
+                break;
             }
         }
-        Ok(())
+        drop(rx);
+        let (summary, first_errors) = scanner
+            .join()
+            .map_err(|_| anyhow::anyhow!("the validation thread panicked"))?;
+        if let Some(e) = insert_error {
+            return Err(e);
+        }
+        Ok((summary?, first_errors))
     })?;
     if summary.rejected > 0 {
         drop(imp);
@@ -1364,7 +1406,7 @@ mod tests {
         let b = run_identity("abcdef0123456789abcdef", "june");
         assert_ne!(a, b);
         assert_eq!(b, run_identity("abcdef0123456789abcdef", "june"));
-        assert_eq!(derived_transaction_id(&a, 7), "pr-abcdef0123456789-7");
+        assert_eq!(derived_transaction_id(&a, 7), "pr-abcdef0123456789-000000007");
     }
 
     #[test]

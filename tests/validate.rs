@@ -357,3 +357,300 @@ fn formula_cells_are_neutralised_in_rejected_file() {
     assert_eq!(rows[1][8], "'\t+225");
     assert_eq!(rows[1][9], "'=1+1");
 }
+
+mod workbooks {
+    use super::*;
+    use rust_xlsxwriter::{Format, Formula, Workbook};
+
+    const COLUMNS: [&str; 7] = [
+        "Numéro Mobile Money",
+        "Montant",
+        "Devise",
+        "Prénom",
+        "Nom",
+        "Téléphone",
+        "Date de paie",
+    ];
+
+    const FRENCH_CONFIG: &str = "default_payout_method_id = \"momo\"\n\
+        [columns]\n\
+        \"Numéro Mobile Money\" = \"account_id\"\n\
+        \"Montant\" = \"amount\"\n\
+        \"Devise\" = \"currency\"\n\
+        \"Prénom\" = \"beneficiary_firstname\"\n\
+        \"Nom\" = \"beneficiary_lastname\"\n\
+        \"Téléphone\" = \"beneficiary_phone\"\n\
+        \"Date de paie\" = \"description\"\n";
+
+    /// A workbook whose first sheet is a cover page and whose "Paie" sheet
+    /// holds the payroll, starting at row 3 (rows 1-2 are empty), with
+    /// number cells for accounts and amounts, a formula, a date, a blank
+    /// row and an error cell.
+    fn payroll_xlsx(dir: &Path) -> PathBuf {
+        let mut book = Workbook::new();
+        let cover = book.add_worksheet().set_name("Résumé").unwrap();
+        cover.write_string(0, 0, "Paie de mars 2025").unwrap();
+        let sheet = book.add_worksheet().set_name("Paie").unwrap();
+        let date = Format::new().set_num_format("yyyy-mm-dd");
+        for (c, h) in COLUMNS.iter().enumerate() {
+            sheet.write_string(2, c as u16, *h).unwrap();
+        }
+        // Row 4: account and amount as numbers, date cell.
+        sheet.write_number(3, 0, 2250701020304.0).unwrap();
+        sheet.write_number(3, 1, 25000.0).unwrap();
+        sheet.write_string(3, 2, "XOF").unwrap();
+        sheet.write_string(3, 3, "Aïcha").unwrap();
+        sheet.write_string(3, 4, "N'Guessan").unwrap();
+        sheet.write_string(3, 5, "+225 07 01 02 03 04").unwrap();
+        sheet
+            .write_number_with_format(3, 6, 45747.0, &date)
+            .unwrap();
+        // Row 5: amount from a formula (cached value 150000).
+        sheet.write_number(4, 0, 2250505112233.0).unwrap();
+        sheet
+            .write_formula(4, 1, Formula::new("=100000+50000").set_result("150000"))
+            .unwrap();
+        sheet.write_string(4, 2, "XOF").unwrap();
+        sheet.write_string(4, 3, "Kouadio").unwrap();
+        sheet.write_string(4, 4, "Koffi").unwrap();
+        // Row 6 is blank. Row 7: 12.5 XOF, a fraction XOF cannot have.
+        sheet.write_number(6, 0, 2250102030405.0).unwrap();
+        sheet.write_number(6, 1, 12.5).unwrap();
+        sheet.write_string(6, 2, "XOF").unwrap();
+        sheet.write_string(6, 3, "Adjoua").unwrap();
+        sheet.write_string(6, 4, "Yao").unwrap();
+        // Row 8: an amount cell holding #REF!.
+        sheet.write_number(7, 0, 2250708091011.0).unwrap();
+        sheet
+            .write_formula(7, 1, Formula::new("=#REF!*2").set_result("#REF!"))
+            .unwrap();
+        sheet.write_string(7, 2, "XOF").unwrap();
+        sheet.write_string(7, 3, "Brou").unwrap();
+        sheet.write_string(7, 4, "Kouassi").unwrap();
+        // Row 9: a float-noise formula result in USD: 0.1 + 0.2 is 0.3.
+        sheet.write_string(8, 0, "US-CHASE-1").unwrap();
+        sheet
+            .write_formula(
+                8,
+                1,
+                Formula::new("=0.1+0.2").set_result("0.30000000000000004"),
+            )
+            .unwrap();
+        sheet.write_string(8, 2, "USD").unwrap();
+        sheet.write_string(8, 3, "Sarah").unwrap();
+        sheet.write_string(8, 4, "Johnson").unwrap();
+        let path = dir.join("paie.xlsx");
+        book.save(&path).unwrap();
+        path
+    }
+
+    #[test]
+    fn xlsx_with_french_headers_and_sheet() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = payroll_xlsx(dir.path());
+        let cfg = write(dir.path(), "payrun.toml", FRENCH_CONFIG);
+        let minor = write(
+            dir.path(),
+            "minor.toml",
+            format!("amount_unit = \"minor\"\n{FRENCH_CONFIG}"),
+        );
+
+        // The first sheet is the cover page: no payroll columns there.
+        let o = validate(dir.path(), &[book.to_str().unwrap(), "--config", &cfg]);
+        assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+        assert!(
+            stderr(&o).contains("missing required columns"),
+            "{}",
+            stderr(&o)
+        );
+
+        let o = validate(
+            dir.path(),
+            &[
+                book.to_str().unwrap(),
+                "--config",
+                &minor,
+                "--sheet",
+                "Paie",
+                "--format",
+                "json",
+                "--rejected",
+                "rejected.csv",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+        let v = json(&o);
+        assert_eq!(v["rows"], 5, "{v}");
+        assert_eq!(v["valid"], 3, "{v}");
+        assert_eq!(v["currencies"]["XOF"]["total"], "175000");
+        assert_eq!(v["currencies"]["USD"]["total"], "0.30");
+        let errors: Vec<(u64, String, String)> = v["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["row"].as_u64().unwrap(),
+                    e["column"].as_str().unwrap().to_owned(),
+                    e["value"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                (7, "Montant".to_owned(), "12.5".to_owned()),
+                (8, "Montant".to_owned(), "#REF!".to_owned()),
+            ]
+        );
+        assert!(
+            v["errors"][1]["message"]
+                .as_str()
+                .unwrap()
+                .contains("spreadsheet error #REF!")
+        );
+
+        // rejected.csv holds the cells as text: digits, not 2.25E+12.
+        let rows = read_csv(&dir.path().join("rejected.csv"));
+        assert_eq!(rows[0][..7], COLUMNS.map(String::from)[..]);
+        assert_eq!(rows[1][0], "2250102030405");
+        assert_eq!(rows[1][1], "12.5");
+        assert_eq!(rows[2][1], "#REF!");
+        assert!(rows[2][7].starts_with("row 8, column Montant"));
+
+        // Major units: 0.30 USD now has a fraction.
+        let o = validate(
+            dir.path(),
+            &[
+                book.to_str().unwrap(),
+                "--sheet",
+                "Paie",
+                "--format",
+                "json",
+            ],
+        );
+        let v = json(&o);
+        assert_eq!(v["valid"], 2, "{v}");
+        assert!(
+            v["errors"][2]["message"]
+                .as_str()
+                .unwrap()
+                .contains("whole USD amounts")
+        );
+    }
+
+    /// Dates are read as shown and number cells as their digits: seen in
+    /// rejected.csv, which holds the cells as text.
+    #[test]
+    fn xlsx_dates_and_number_cells_as_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut book = Workbook::new();
+        let sheet = book.add_worksheet();
+        for (c, h) in COLUMNS.iter().enumerate() {
+            sheet.write_string(0, c as u16, *h).unwrap();
+        }
+        sheet.write_number(1, 0, 2250701020304.0).unwrap();
+        sheet.write_number(1, 1, 25000.0).unwrap();
+        sheet.write_string(1, 2, "XXX").unwrap();
+        sheet.write_string(1, 3, "Aïcha").unwrap();
+        sheet.write_string(1, 4, "N'Guessan").unwrap();
+        sheet.write_number(1, 5, 2250701020304.0).unwrap();
+        let date = Format::new().set_num_format("dd/mm/yyyy");
+        sheet
+            .write_number_with_format(1, 6, 45747.0, &date)
+            .unwrap();
+        let path = dir.path().join("paie.xlsx");
+        book.save(&path).unwrap();
+        let cfg = write(dir.path(), "payrun.toml", FRENCH_CONFIG);
+        let o = validate(
+            dir.path(),
+            &[
+                path.to_str().unwrap(),
+                "--config",
+                &cfg,
+                "--rejected",
+                "r.csv",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+        let rows = read_csv(&dir.path().join("r.csv"));
+        assert_eq!(
+            rows[1][..7],
+            [
+                "2250701020304",
+                "25000",
+                "XXX",
+                "Aïcha",
+                "N'Guessan",
+                "2250701020304",
+                "2025-03-31"
+            ]
+        );
+        let out = stdout(&o);
+        assert!(out.contains("row 2, column Devise, value \"XXX\""), "{out}");
+        // A phone number stored as a number has lost its `+`.
+        assert!(out.contains("row 2, column Téléphone"), "{out}");
+    }
+
+    /// tests/fixtures/paie.ods: sheets "Notes" and "Paie"; in "Paie" row 1
+    /// is empty, the header is row 2, then a valid row 3, an empty row 4
+    /// and row 5 with 12.5 XOF; accounts are number cells, dates date cells.
+    #[test]
+    fn ods_workbook() {
+        let dir = tempfile::tempdir().unwrap();
+        let ods = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/paie.ods");
+        let cfg = write(dir.path(), "payrun.toml", FRENCH_CONFIG);
+        let o = validate(
+            dir.path(),
+            &[
+                ods.to_str().unwrap(),
+                "--config",
+                &cfg,
+                "--sheet",
+                "Paie",
+                "--rejected",
+                "r.csv",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains("2 rows, 1 valid, 1 rejected"));
+        assert!(
+            stdout(&o)
+                .contains("row 5, column Montant, value \"12.5\": XOF has 0 decimal place(s)")
+        );
+        let rows = read_csv(&dir.path().join("r.csv"));
+        assert_eq!(
+            rows[1][..7],
+            [
+                "2250505112233",
+                "12.5",
+                "XOF",
+                "Kouadio",
+                "Koffi",
+                "'+2250505112233",
+                "2025-03-31"
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_sheet_and_broken_workbook_exit_1() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = payroll_xlsx(dir.path());
+        let o = validate(dir.path(), &[book.to_str().unwrap(), "--sheet", "Salaires"]);
+        assert_eq!(o.status.code(), Some(1));
+        let err = stderr(&o);
+        assert!(err.contains("no worksheet named \"Salaires\""), "{err}");
+        assert!(err.contains("\"Résumé\", \"Paie\""), "{err}");
+
+        let fake = write(dir.path(), "fake.xlsx", "account_id,amount\n1,2\n");
+        let o = validate(dir.path(), &[&fake]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            stderr(&o).contains("cannot read fake.xlsx as a .xlsx workbook"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("panicked"));
+    }
+}
