@@ -227,7 +227,9 @@ pub fn command_reconcile(args: ReconcileArgs) -> Result<i32> {
         return Ok(crate::exit::OK);
     }
     if !args.resend {
-        println!("run,row,transaction_id,account_id,amount,currency,provider_code,provider_message");
+        println!(
+            "run,row,transaction_id,account_id,amount,currency,provider_code,provider_message"
+        );
         for u in &unresolved {
             println!(
                 "{},{},{},{},{},{},{},{}",
@@ -411,7 +413,15 @@ async fn run(args: RunArgs, cfg: Config) -> Result<i32> {
             run
         }
         None => {
-            match import(&mut store, &args, &cfg, &file_sha, &identity, &provider, &rejected_path)? {
+            match import(
+                &mut store,
+                &args,
+                &cfg,
+                &file_sha,
+                &identity,
+                &provider,
+                &rejected_path,
+            )? {
                 Some(id) => store.run(id)?.context("run vanished after import")?,
                 None => return Ok(crate::exit::INVALID),
             }
@@ -574,9 +584,9 @@ fn import(
             let mut first_errors: Vec<String> = Vec::new();
             let summary = crate::validate::scan(&args.file, cfg, &opts, |outcome| {
                 match outcome {
-                    crate::validate::RowOutcome::Valid(p) => tx
-                        .send(p)
-                        .map_err(|_| anyhow::anyhow!("import stopped"))?,
+                    crate::validate::RowOutcome::Valid(p) => {
+                        tx.send(p).map_err(|_| anyhow::anyhow!("import stopped"))?
+                    }
                     crate::validate::RowOutcome::Rejected(r) => {
                         if first_errors.len() < 10 {
                             first_errors.extend(r.errors.iter().map(|e| e.to_string()));
@@ -1406,12 +1416,18 @@ mod tests {
         let b = run_identity("abcdef0123456789abcdef", "june");
         assert_ne!(a, b);
         assert_eq!(b, run_identity("abcdef0123456789abcdef", "june"));
-        assert_eq!(derived_transaction_id(&a, 7), "pr-abcdef0123456789-000000007");
+        assert_eq!(
+            derived_transaction_id(&a, 7),
+            "pr-abcdef0123456789-000000007"
+        );
     }
 
     #[test]
     fn sibling_paths() {
-        assert_eq!(sibling(Path::new("report.csv"), "rejected.csv"), PathBuf::from("rejected.csv"));
+        assert_eq!(
+            sibling(Path::new("report.csv"), "rejected.csv"),
+            PathBuf::from("rejected.csv")
+        );
         assert_eq!(
             sibling(Path::new("/tmp/x/report.csv"), "rejected.csv"),
             PathBuf::from("/tmp/x/rejected.csv")

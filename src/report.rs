@@ -140,7 +140,10 @@ pub fn print_summary(totals: &Totals) {
     if totals.is_empty() {
         return;
     }
-    eprintln!("{:<8} {:<16} {:>8} {:>20}", "currency", "state", "count", "total");
+    eprintln!(
+        "{:<8} {:<16} {:>8} {:>20}",
+        "currency", "state", "count", "total"
+    );
     for (currency, states) in totals {
         for (state, t) in states {
             eprintln!(

@@ -241,8 +241,7 @@ impl Store {
 
     fn init(&mut self) -> Result<()> {
         // A busy timeout lets `status` read while a run writes.
-        self.conn
-            .busy_timeout(std::time::Duration::from_secs(10))?;
+        self.conn.busy_timeout(std::time::Duration::from_secs(10))?;
         let app_id: i32 = self
             .conn
             .query_row("PRAGMA application_id", [], |r| r.get(0))
@@ -374,22 +373,30 @@ impl Store {
 
     /// Moves up to `limit` pending payouts of `run_id` to `initiating` (the
     /// intent) and returns them. The caller commits.
-    fn claim_pending(tx: &rusqlite::Transaction<'_>, run_id: i64, limit: usize) -> Result<Vec<Work>> {
-        let ids: Vec<i64> = {
-            let mut stmt = tx.prepare_cached(
-                "SELECT id FROM payouts WHERE run_id = ?1 AND state = 'pending' ORDER BY id LIMIT ?2",
-            )?;
-            stmt.query_map(params![run_id, limit as i64], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?
-        };
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            tx.prepare_cached(&format!(
-                "UPDATE payouts SET state = 'initiating', updated_at = {NOW} WHERE id = ?1"
-            ))?
-            .execute([id])?;
-            out.push(load_work(tx, id)?);
+    fn claim_pending(
+        tx: &rusqlite::Transaction<'_>,
+        run_id: i64,
+        limit: usize,
+        now: &str,
+    ) -> Result<Vec<Work>> {
+        let run_sender: String = tx
+            .prepare_cached("SELECT sender_json FROM runs WHERE id = ?1")?
+            .query_row([run_id], |r| r.get(0))?;
+        let run_sender: Sender =
+            serde_json::from_str(&run_sender).context("corrupt sender in the database")?;
+        let mut stmt = tx.prepare_cached(&format!(
+            "UPDATE payouts SET state = 'initiating', updated_at = ?3
+             WHERE id IN (SELECT id FROM payouts WHERE run_id = ?1 AND state = 'pending'
+                          ORDER BY id LIMIT ?2)
+             RETURNING {WORK_COLS}"
+        ))?;
+        let mut rows = stmt.query(params![run_id, limit as i64, now])?;
+        let mut out = Vec::with_capacity(limit);
+        while let Some(r) = rows.next()? {
+            out.push(work_from_row(r, &run_sender)?);
         }
+        // RETURNING gives no order; payouts go out in file order.
+        out.sort_unstable_by_key(|w| w.id);
         Ok(out)
     }
 
@@ -402,7 +409,9 @@ impl Store {
             stmt.query_map(params![run_id, state.as_str()], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?
         };
-        ids.into_iter().map(|id| load_work(&self.conn, id)).collect()
+        ids.into_iter()
+            .map(|id| load_work(&self.conn, id))
+            .collect()
     }
 
     /// Payouts of a run not yet in a final state.
@@ -419,7 +428,8 @@ impl Store {
     /// Applies transitions in one transaction.
     pub fn apply(&mut self, ts: &[Transition]) -> Result<()> {
         let tx = self.conn.transaction()?;
-        apply_in(&tx, ts)?;
+        let now = sql_now(&tx)?;
+        apply_in(&tx, ts, &now)?;
         tx.commit().context("cannot commit")?;
         Ok(())
     }
@@ -706,7 +716,10 @@ impl Import<'_> {
                             "row {}: transaction_id {transaction_id:?} repeats row {row} of this file; give each row its own transaction_id",
                             p.row
                         ),
-                        None => format!("row {}: cannot record transaction_id {transaction_id:?}", p.row),
+                        None => format!(
+                            "row {}: cannot record transaction_id {transaction_id:?}",
+                            p.row
+                        ),
                     };
                     self.duplicates.push(msg);
                 } else {
@@ -723,7 +736,9 @@ impl Import<'_> {
         self.rows += 1;
         self.rejected += 1;
         self.tx
-            .prepare_cached("INSERT OR REPLACE INTO rejected_rows (run_id, row, reasons) VALUES (?1, ?2, ?3)")?
+            .prepare_cached(
+                "INSERT OR REPLACE INTO rejected_rows (run_id, row, reasons) VALUES (?1, ?2, ?3)",
+            )?
             .execute(params![self.run_id, row as i64, reasons])?;
         Ok(())
     }
@@ -785,42 +800,31 @@ fn unresolved_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Unresolved> {
     })
 }
 
+/// Columns of `payouts` that make a [`Work`], in the order `work_from_row` reads.
+const WORK_COLS: &str =
+    "id, row, state, transaction_id, wire_amount, currency, method, description,
+    account_id, b_first, b_last, b_phone, b_email, sender_json";
+
 fn load_work(conn: &Connection, id: i64) -> Result<Work> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT p.row, p.state, p.transaction_id, p.wire_amount, p.currency, p.method, p.description,
-                p.account_id, p.b_first, p.b_last, p.b_phone, p.b_email, p.sender_json, r.sender_json
-         FROM payouts p JOIN runs r ON r.id = p.run_id WHERE p.id = ?1",
-    )?;
-    let work = stmt.query_row([id], |r| {
-        let state: String = r.get(1)?;
-        let row_sender: Option<String> = r.get(12)?;
-        let run_sender: String = r.get(13)?;
-        Ok((
-            r.get::<_, i64>(0)? as u64,
-            state,
-            InitiateRequest {
-                transaction_id: r.get(2)?,
-                amount: r.get(3)?,
-                currency: r.get(4)?,
-                payout_method_id: r.get(5)?,
-                description: r.get(6)?,
-                account_id: r.get(7)?,
-                sender: Sender::default(),
-                beneficiary: Beneficiary {
-                    firstname: r.get(8)?,
-                    lastname: r.get(9)?,
-                    phone: r.get(10)?,
-                    email: r.get(11)?,
-                },
-            },
-            row_sender,
-            run_sender,
-        ))
-    })?;
-    let (row, state, mut request, row_sender, run_sender) = work;
-    let mut sender: Sender =
+    let run_sender: String = conn
+        .prepare_cached(
+            "SELECT r.sender_json FROM payouts p JOIN runs r ON r.id = p.run_id WHERE p.id = ?1",
+        )?
+        .query_row([id], |r| r.get(0))?;
+    let run_sender: Sender =
         serde_json::from_str(&run_sender).context("corrupt sender in the database")?;
-    if let Some(json) = row_sender {
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT {WORK_COLS} FROM payouts WHERE id = ?1"))?;
+    let mut rows = stmt.query([id])?;
+    let row = rows.next()?.context("payout vanished")?;
+    work_from_row(row, &run_sender)
+}
+
+fn work_from_row(r: &rusqlite::Row<'_>, run_sender: &Sender) -> Result<Work> {
+    let state: String = r.get(2)?;
+    let state = State::parse(&state).with_context(|| format!("unknown state {state:?}"))?;
+    let mut sender = run_sender.clone();
+    if let Some(json) = r.get::<_, Option<String>>(13)? {
         let o: SenderOverride =
             serde_json::from_str(&json).context("corrupt sender override in the database")?;
         let pick = |v: Option<String>, d: &mut String| {
@@ -834,27 +838,47 @@ fn load_work(conn: &Connection, id: i64) -> Result<Work> {
         pick(o.address, &mut sender.address);
         pick(o.phone, &mut sender.phone);
     }
-    request.sender = sender;
-    let state = State::parse(&state).with_context(|| format!("unknown state {state:?}"))?;
     Ok(Work {
-        id,
-        row,
+        id: r.get(0)?,
+        row: r.get::<_, i64>(1)? as u64,
         state,
-        request,
+        request: InitiateRequest {
+            transaction_id: r.get(3)?,
+            amount: r.get(4)?,
+            currency: r.get(5)?,
+            payout_method_id: r.get(6)?,
+            description: r.get(7)?,
+            account_id: r.get(8)?,
+            sender,
+            beneficiary: Beneficiary {
+                firstname: r.get(9)?,
+                lastname: r.get(10)?,
+                phone: r.get(11)?,
+                email: r.get(12)?,
+            },
+        },
     })
 }
 
-fn apply_in(tx: &rusqlite::Transaction<'_>, ts: &[Transition]) -> Result<()> {
-    let mut stmt = tx.prepare_cached(&format!(
+/// "Now" as SQLite formats it, read once per group commit so every row of
+/// the group carries the same timestamp and no statement calls strftime.
+fn sql_now(conn: &Connection) -> Result<String> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {NOW}"))?
+        .query_row([], |r| r.get(0))?)
+}
+
+fn apply_in(tx: &rusqlite::Transaction<'_>, ts: &[Transition], now: &str) -> Result<()> {
+    let mut stmt = tx.prepare_cached(
         "UPDATE payouts SET state = ?2,
                 provider_code = COALESCE(?3, provider_code),
                 provider_msg = COALESCE(?4, provider_msg),
                 attempts = attempts + ?5,
-                initiated_at = CASE WHEN ?6 THEN COALESCE(initiated_at, {NOW}) ELSE initiated_at END,
-                executed_at = CASE WHEN ?7 THEN COALESCE(executed_at, {NOW}) ELSE executed_at END,
-                updated_at = {NOW}
-         WHERE id = ?1"
-    ))?;
+                initiated_at = COALESCE(initiated_at, ?6),
+                executed_at = COALESCE(executed_at, ?7),
+                updated_at = ?8
+         WHERE id = ?1",
+    )?;
     for t in ts {
         stmt.execute(params![
             t.id,
@@ -862,15 +886,18 @@ fn apply_in(tx: &rusqlite::Transaction<'_>, ts: &[Transition]) -> Result<()> {
             t.code,
             t.message,
             t.attempts,
-            t.stamp_initiated,
-            t.stamp_executed
+            t.stamp_initiated.then_some(now),
+            t.stamp_executed.then_some(now),
+            now,
         ])?;
     }
     Ok(())
 }
 
 fn not_a_database(e: rusqlite::Error) -> anyhow::Error {
-    anyhow::anyhow!("the file is not a payrun database or is corrupted ({e}); pass --db with a new file name, or restore it from a backup")
+    anyhow::anyhow!(
+        "the file is not a payrun database or is corrupted ({e}); pass --db with a new file name, or restore it from a backup"
+    )
 }
 
 /// Refuses a file that exists, is not empty, and does not start with the
@@ -948,10 +975,7 @@ impl Writer {
             .name("payrun-store".into())
             .spawn(move || writer_loop(store, rx))
             .expect("cannot spawn the database writer thread");
-        (
-            Writer { tx: tx.clone() },
-            WriterThread { join, tx },
-        )
+        (Writer { tx: tx.clone() }, WriterThread { join, tx })
     }
 
     /// Claims up to `limit` pending payouts (intent `initiating` committed).
@@ -1058,13 +1082,14 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
 /// in command order.
 fn run_group(store: &mut Store, group: &[Cmd]) -> Result<Vec<Vec<Work>>> {
     let tx = store.conn.transaction()?;
+    let now = sql_now(&tx)?;
     let mut claimed = Vec::new();
     for cmd in group {
         match cmd {
             Cmd::Claim { run_id, limit, .. } => {
-                claimed.push(Store::claim_pending(&tx, *run_id, *limit)?);
+                claimed.push(Store::claim_pending(&tx, *run_id, *limit, &now)?);
             }
-            Cmd::Apply { ts, .. } => apply_in(&tx, ts)?,
+            Cmd::Apply { ts, .. } => apply_in(&tx, ts, &now)?,
             Cmd::Stop => {}
         }
     }
@@ -1111,8 +1136,7 @@ impl RunLock {
                 );
             }
             Err(std::fs::TryLockError::Error(e)) => {
-                return Err(e)
-                    .with_context(|| format!("cannot lock {}", path.display()));
+                return Err(e).with_context(|| format!("cannot lock {}", path.display()));
             }
         }
         file.set_len(0)?;
@@ -1181,14 +1205,17 @@ mod tests {
         assert_eq!(run.rows_rejected, 1);
 
         let tx = store.conn.transaction().unwrap();
-        let claimed = Store::claim_pending(&tx, run_id, 10).unwrap();
+        let claimed = Store::claim_pending(&tx, run_id, 10, "2026-11-22T00:00:00.000Z").unwrap();
         tx.commit().unwrap();
         assert_eq!(claimed.len(), 2);
         assert_eq!(claimed[0].request.transaction_id, "tx-2");
         assert_eq!(claimed[0].request.sender.firstname, "Acme");
         assert_eq!(claimed[0].request.beneficiary.firstname, "Aïcha");
         assert_eq!(
-            store.works_in_state(run_id, State::Initiating).unwrap().len(),
+            store
+                .works_in_state(run_id, State::Initiating)
+                .unwrap()
+                .len(),
             2
         );
         let mut t = Transition::to(claimed[0].id, State::Executed);
@@ -1225,7 +1252,10 @@ mod tests {
         imp.add(&payout(3, "1000"), "tx-2").unwrap();
         let err = imp.commit().unwrap_err();
         let msg = format!("{err:#}");
-        assert!(msg.contains("tx-2") && msg.contains("already used by run 1"), "{msg}");
+        assert!(
+            msg.contains("tx-2") && msg.contains("already used by run 1"),
+            "{msg}"
+        );
         assert!(store.find_run("two").unwrap().is_none());
         assert!(store.payout_by_transaction_id("tx-new").unwrap().is_none());
     }
@@ -1301,7 +1331,14 @@ mod tests {
             .unwrap();
         assert_eq!(store.unresolved(Some(run_id)).unwrap().len(), 1);
         store
-            .resolve(p.id, State::Unknown, State::Executed, "mark", "statement 2026-05", "OPERATOR_MARKED")
+            .resolve(
+                p.id,
+                State::Unknown,
+                State::Executed,
+                "mark",
+                "statement 2026-05",
+                "OPERATOR_MARKED",
+            )
             .unwrap();
         assert!(store.unresolved(Some(run_id)).unwrap().is_empty());
         let audit = store.audit(run_id).unwrap();
@@ -1309,8 +1346,10 @@ mod tests {
         assert_eq!(audit[0][0], "tx-2");
         assert_eq!(audit[0][5], "statement 2026-05");
         // A second decision on the same payout is refused.
-        assert!(store
-            .resolve(p.id, State::Unknown, State::ExecuteFailed, "mark", "x", "X")
-            .is_err());
+        assert!(
+            store
+                .resolve(p.id, State::Unknown, State::ExecuteFailed, "mark", "x", "X")
+                .is_err()
+        );
     }
 }

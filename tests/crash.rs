@@ -28,7 +28,13 @@ fn account(i: usize) -> String {
 
 /// Runs the binary, kills it at random instants `KILLS` times, then lets
 /// it finish; returns the exit code of the final, uninterrupted run.
-fn kill_and_resume(w: &Work, file: &std::path::Path, sb: &Sandbox, extra: &[&str], seed: u64) -> i32 {
+fn kill_and_resume(
+    w: &Work,
+    file: &std::path::Path,
+    sb: &Sandbox,
+    extra: &[&str],
+    seed: u64,
+) -> i32 {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut kills = 0;
     let mut finished_early = 0;
@@ -97,7 +103,11 @@ fn check_invariants(w: &Work, sb: &Sandbox, rows: usize, hold: bool, seed: u64) 
         &[],
     );
     assert!(code(&out) == 0 || code(&out) == 3, "{}", text(&out));
-    assert_eq!(sb.ledger().requests.total, before, "seed {seed}: re-run made calls");
+    assert_eq!(
+        sb.ledger().requests.total,
+        before,
+        "seed {seed}: re-run made calls"
+    );
 }
 
 fn faulty_sandbox(seed: u64) -> Sandbox {
@@ -117,7 +127,13 @@ fn sigkill_at_random_instants_never_pays_twice_or_forgets_anyone() {
     let w = Work::new();
     let rows = 150;
     let file = w.write("payroll.csv", &payroll(rows, account));
-    let code = kill_and_resume(&w, &file, &sb, &["--rate", "50", "--concurrency", "16"], seed);
+    let code = kill_and_resume(
+        &w,
+        &file,
+        &sb,
+        &["--rate", "50", "--concurrency", "16"],
+        seed,
+    );
     assert_eq!(code, 0, "seed {seed}");
     check_invariants(&w, &sb, rows, false, seed);
     assert_eq!(sb.ledger().transactions.len(), rows);
@@ -147,7 +163,11 @@ fn every_fault_point_window_is_recovered() {
         "before_commit",
     ] {
         // Group commits merge, so fewer of them than of the other points.
-        let nths: &[u32] = if point == "before_commit" { &[1, 2, 5] } else { &[1, 7, 19] };
+        let nths: &[u32] = if point == "before_commit" {
+            &[1, 2, 5]
+        } else {
+            &[1, 7, 19]
+        };
         for &nth in nths {
             let sb = Sandbox::start(SandboxConfig::default());
             let w = Work::new();
@@ -189,7 +209,10 @@ fn a_second_run_on_the_same_database_refuses_and_a_killed_holder_is_recovered() 
     });
     let w = Work::new();
     let file = w.write("payroll.csv", &payroll(40, account));
-    let mut first = w.run_cmd(&file, &sb.base_url(), &["--rate", "50"]).spawn().unwrap();
+    let mut first = w
+        .run_cmd(&file, &sb.base_url(), &["--rate", "50"])
+        .spawn()
+        .unwrap();
     // Readiness, not a sleep: wait until the holder has written its pid.
     let lock = w.path("payrun.db.lock");
     let pid = first.id().to_string();
@@ -241,13 +264,24 @@ fn ctrl_c_finishes_in_flight_calls_records_them_and_resumes() {
     let rows = 200;
     let file = w.write("payroll.csv", &payroll(rows, account));
     let child = w
-        .run_cmd(&file, &sb.base_url(), &["--rate", "100", "--concurrency", "8"])
+        .run_cmd(
+            &file,
+            &sb.base_url(),
+            &["--rate", "100", "--concurrency", "8"],
+        )
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     // Readiness: wait until some payouts were paid, then interrupt.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while sb.ledger().transactions.iter().filter(|t| t.debits == 1).count() < 5 {
+    while sb
+        .ledger()
+        .transactions
+        .iter()
+        .filter(|t| t.debits == 1)
+        .count()
+        < 5
+    {
         assert!(std::time::Instant::now() < deadline, "no progress");
         std::thread::yield_now();
     }
@@ -259,8 +293,16 @@ fn ctrl_c_finishes_in_flight_calls_records_them_and_resumes() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(code(&out), 1, "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("interrupted") && err.contains("resume"), "{err}");
-    let paid_before = sb.ledger().transactions.iter().filter(|t| t.debits == 1).count();
+    assert!(
+        err.contains("interrupted") && err.contains("resume"),
+        "{err}"
+    );
+    let paid_before = sb
+        .ledger()
+        .transactions
+        .iter()
+        .filter(|t| t.debits == 1)
+        .count();
     assert!(paid_before < rows, "interrupted before the end");
     // Everything answered before the interrupt was recorded: the report of
     // the interrupted run already lists every debited payout as executed.

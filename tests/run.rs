@@ -67,7 +67,11 @@ fn faults_5xx_429_and_ambiguous_still_pay_everyone_exactly_once() {
     });
     let w = Work::new();
     let file = w.write("payroll.csv", &payroll(60, account));
-    let out = w.run(&file, &sb.base_url(), &["--rate", "400", "--concurrency", "16"]);
+    let out = w.run(
+        &file,
+        &sb.base_url(),
+        &["--rate", "400", "--concurrency", "16"],
+    );
     assert_eq!(code(&out), 0, "{}", text(&out));
     let ledger = sb.ledger();
     assert_eq!(ledger.transactions.len(), 60);
@@ -75,7 +79,11 @@ fn faults_5xx_429_and_ambiguous_still_pay_everyone_exactly_once() {
         assert_eq!(t.debits, 1, "{t:?}");
     }
     let rows = w.report_rows();
-    assert!(rows.iter().enumerate().all(|(i, _)| col(&rows, i, "state") == "executed"));
+    assert!(
+        rows.iter()
+            .enumerate()
+            .all(|(i, _)| col(&rows, i, "state") == "executed")
+    );
     // Faults really happened: more requests than the 120 of a clean run.
     assert!(ledger.requests.total > 120, "{:?}", ledger.requests);
     // Someone had to retry.
@@ -112,13 +120,23 @@ fn ambiguous_execute_is_resent_and_recorded_executed_or_held_as_unknown() {
     let sb = Sandbox::start(SandboxConfig::default());
     let w = Work::new();
     let file = w.write("payroll.csv", &payroll(4, accounts));
-    let out = w.run(&file, &sb.base_url(), &["--rate", "200", "--ambiguous", "hold"]);
+    let out = w.run(
+        &file,
+        &sb.base_url(),
+        &["--rate", "200", "--ambiguous", "hold"],
+    );
     assert_eq!(code(&out), 3, "{}", text(&out));
     let rows = w.report_rows();
     assert_eq!(col(&rows, 0, "state"), "unknown");
     assert_eq!(col(&rows, 1, "state"), "unknown");
     assert_eq!(col(&rows, 2, "state"), "executed");
-    assert_eq!(sb.ledger().get(&col(&rows, 0, "transaction_id")).unwrap().debits, 1);
+    assert_eq!(
+        sb.ledger()
+            .get(&col(&rows, 0, "transaction_id"))
+            .unwrap()
+            .debits,
+        1
+    );
 
     // reconcile lists them, then resend settles them as executed.
     let reconcile = |args: &[&str]| {
@@ -134,7 +152,10 @@ fn ambiguous_execute_is_resent_and_recorded_executed_or_held_as_unknown() {
     let out = reconcile(&[]);
     assert_eq!(code(&out), 3, "{}", text(&out));
     let listed = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(listed.contains(&col(&rows, 0, "transaction_id")), "{listed}");
+    assert!(
+        listed.contains(&col(&rows, 0, "transaction_id")),
+        "{listed}"
+    );
     let out = reconcile(&["--resend", "--base-url", &sb.base_url()]);
     assert_eq!(code(&out), 0, "{}", text(&out));
     let out = reconcile(&[]);
@@ -170,7 +191,14 @@ fn reconcile_mark_records_the_operator_decision_in_the_report() {
     let out = run(&["reconcile", "--db", &db, "--mark", "executed", &tx]);
     assert_ne!(code(&out), 0);
     let out = run(&[
-        "reconcile", "--db", &db, "--mark", "executed", &tx, "--reason", "statement 2026-11 line 42",
+        "reconcile",
+        "--db",
+        &db,
+        "--mark",
+        "executed",
+        &tx,
+        "--reason",
+        "statement 2026-11 line 42",
     ]);
     assert_eq!(code(&out), 0, "{}", text(&out));
     let report = w.path("again.csv").display().to_string();
@@ -179,10 +207,20 @@ fn reconcile_mark_records_the_operator_decision_in_the_report() {
     let rows = read_csv(std::path::Path::new(&report));
     assert_eq!(col(&rows, 0, "state"), "executed");
     assert_eq!(col(&rows, 0, "provider_code"), "OPERATOR_MARKED_EXECUTED");
-    assert_eq!(col(&rows, 0, "provider_message"), "statement 2026-11 line 42");
+    assert_eq!(
+        col(&rows, 0, "provider_message"),
+        "statement 2026-11 line 42"
+    );
     // Marking a payout that is not unknown is refused.
     let out = run(&[
-        "reconcile", "--db", &db, "--mark", "failed", &tx, "--reason", "oops",
+        "reconcile",
+        "--db",
+        &db,
+        "--mark",
+        "failed",
+        &tx,
+        "--reason",
+        "oops",
     ]);
     assert_eq!(code(&out), 1, "{}", text(&out));
 }
@@ -239,7 +277,11 @@ fn insufficient_balance_stops_executions_in_that_currency_only() {
     // XOF rows are indexes 0, 6 and 12 (amounts 1000, 1006, 1012); the
     // XOF wallet holds 2500, so the third one cannot be paid.
     let file = w.write("payroll.csv", &payroll(18, account));
-    let out = w.run(&file, &sb.base_url(), &["--rate", "200", "--concurrency", "1"]);
+    let out = w.run(
+        &file,
+        &sb.base_url(),
+        &["--rate", "200", "--concurrency", "1"],
+    );
     assert_eq!(code(&out), 3, "{}", text(&out));
     let rows = w.report_rows();
     let xof: Vec<String> = (0..rows.len())
@@ -251,7 +293,10 @@ fn insufficient_balance_stops_executions_in_that_currency_only() {
         .filter(|&i| col(&rows, i, "currency") != "XOF")
         .all(|i| col(&rows, i, "state") == "executed");
     assert!(others);
-    assert_eq!(sb.ledger().wallets["XOF"], Decimal::from(2500 - 1000 - 1006));
+    assert_eq!(
+        sb.ledger().wallets["XOF"],
+        Decimal::from(2500 - 1000 - 1006)
+    );
 }
 
 #[test]
@@ -260,7 +305,11 @@ fn wrong_key_stops_at_once_and_never_leaks_the_key() {
     let w = Work::new();
     let file = w.write("payroll.csv", &payroll(200, account));
     let out = w
-        .run_cmd(&file, &sb.base_url(), &["--rate", "1000", "--concurrency", "4"])
+        .run_cmd(
+            &file,
+            &sb.base_url(),
+            &["--rate", "1000", "--concurrency", "4"],
+        )
         .env("PAYRUN_API_KEY", "sk_wrong_secret_123")
         .output()
         .unwrap();
@@ -269,7 +318,11 @@ fn wrong_key_stops_at_once_and_never_leaks_the_key() {
     assert!(all.contains("API key"), "{all}");
     assert!(!all.contains("sk_wrong_secret_123"), "{all}");
     // Stopped at once: at most one round of requests in flight, not 200.
-    assert!(sb.ledger().requests.total <= 8, "{:?}", sb.ledger().requests);
+    assert!(
+        sb.ledger().requests.total <= 8,
+        "{:?}",
+        sb.ledger().requests
+    );
     let db = std::fs::read(w.db()).unwrap();
     assert!(!String::from_utf8_lossy(&db).contains("sk_wrong_secret_123"));
     // With the right key the same command resumes and pays everyone.
@@ -288,7 +341,12 @@ fn initiate_only_then_run_executes() {
     assert_eq!(code(&out), 0, "{}", text(&out));
     let ledger = sb.ledger();
     assert_eq!(ledger.transactions.len(), 10);
-    assert!(ledger.transactions.iter().all(|t| t.status == "INITIATED" && t.debits == 0));
+    assert!(
+        ledger
+            .transactions
+            .iter()
+            .all(|t| t.status == "INITIATED" && t.debits == 0)
+    );
     assert_eq!(ledger.requests.executes, 0);
     let rows = w.report_rows();
     assert!((0..10).all(|i| col(&rows, i, "state") == "initiated"));
@@ -297,7 +355,12 @@ fn initiate_only_then_run_executes() {
     assert_eq!(code(&out), 0, "{}", text(&out));
     let ledger = sb.ledger();
     assert_eq!(ledger.requests.initiates, 10, "no second initiation");
-    assert!(ledger.transactions.iter().all(|t| t.status == "SUCCESS" && t.debits == 1));
+    assert!(
+        ledger
+            .transactions
+            .iter()
+            .all(|t| t.status == "SUCCESS" && t.debits == 1)
+    );
 }
 
 #[test]
@@ -337,7 +400,11 @@ fn invalid_rows_send_nothing_and_write_rejected_csv() {
     assert_eq!(sb.ledger().requests.total, 0);
     let rejected = read_csv(&w.path("rejected.csv"));
     assert_eq!(rejected.len(), 1);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("row 7"), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("row 7"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -366,7 +433,10 @@ fn same_file_with_a_label_is_a_separate_run_with_new_ids() {
     let w = Work::new();
     let file = w.write("payroll.csv", &payroll(3, account));
     assert_eq!(code(&w.run(&file, &sb.base_url(), &[])), 0);
-    assert_eq!(code(&w.run(&file, &sb.base_url(), &["--label", "bonus"])), 0);
+    assert_eq!(
+        code(&w.run(&file, &sb.base_url(), &["--label", "bonus"])),
+        0
+    );
     assert_eq!(sb.ledger().transactions.len(), 6);
 }
 
