@@ -501,7 +501,8 @@ async fn run(args: RunArgs, cfg: Config) -> Result<i32> {
         }
         Some(Stop::Unreachable(msg)) => {
             bail!(
-                "the provider is unreachable ({msg}); progress is saved. Run the same command again to resume"
+                "the provider is not accepting requests ({msg}); progress is saved. \
+                 Run the same command again to resume"
             )
         }
         None => {}
@@ -696,14 +697,7 @@ struct Ctx {
     stop: Mutex<Option<Stop>>,
     halted: Mutex<HashSet<String>>,
     counters: Counters,
-    /// Consecutive payouts that ended with the request never sent: a
-    /// provider that is down stops the run instead of failing every row.
-    unreachable_streak: AtomicU64,
 }
-
-/// After this many payouts in a row whose requests could not be sent at
-/// all, the provider is considered down and the run stops (resumable).
-const UNREACHABLE_STOP: u64 = 3;
 
 impl Ctx {
     fn request_stop(&self, why: Stop) {
@@ -749,7 +743,6 @@ pub async fn execute_run(
         stop: Mutex::new(None),
         halted: Mutex::new(HashSet::new()),
         counters: Counters::default(),
-        unreachable_streak: AtomicU64::new(0),
     });
 
     let progress = Progress::start(ctx.clone(), total_open, opts.progress);
@@ -917,7 +910,6 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
         match outcome {
             Outcome::Accepted { code, message, .. } => {
                 ctx.counters.initiated.fetch_add(1, Ordering::Relaxed);
-                ctx.unreachable_streak.store(0, Ordering::Relaxed);
                 let next = if ctx.opts.initiate_only || ctx.halted(&work.request.currency) {
                     State::Initiated
                 } else {
@@ -956,25 +948,24 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
                 return Ok(());
             }
             other => {
-                // Refused, or retries exhausted: initiation moves no money,
-                // so a failed initiation is final and safe.
-                if matches!(other, Outcome::NotSent { .. }) && !end.maybe_landed {
-                    let streak = ctx.unreachable_streak.fetch_add(1, Ordering::Relaxed) + 1;
-                    if streak >= UNREACHABLE_STOP {
-                        let mut t = Transition::to(
-                            id,
-                            if resumed {
-                                State::Initiating
-                            } else {
-                                State::Pending
-                            },
-                        );
-                        t.attempts = end.sent;
-                        ctx.writer.apply(vec![t]).await?;
-                        ctx.request_stop(Stop::Unreachable(other.message().to_string()));
-                        return Ok(());
-                    }
+                // Retries exhausted on a transport failure (never sent, 5xx,
+                // 429): the provider is down or overloaded, not refusing this
+                // payout. Failing row after row would be wrong; stop the run
+                // with the payout resumable instead.
+                if !matches!(other, Outcome::Refused { .. }) {
+                    let back = if end.maybe_landed || resumed {
+                        State::Initiating
+                    } else {
+                        State::Pending
+                    };
+                    let mut t = Transition::to(id, back);
+                    t.attempts = end.sent;
+                    ctx.writer.apply(vec![t]).await?;
+                    ctx.request_stop(Stop::Unreachable(failure_message(&other, end.sent)));
+                    return Ok(());
                 }
+                // Refused: initiation moves no money, so a failed
+                // initiation is final and safe.
                 ctx.counters.failed.fetch_add(1, Ordering::Relaxed);
                 let mut t = Transition::to(id, State::InitiateFailed);
                 t.code = Some(other.code().to_string());
@@ -1029,7 +1020,6 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
     match &outcome {
         Outcome::Accepted { .. } => {
             ctx.counters.executed.fetch_add(1, Ordering::Relaxed);
-            ctx.unreachable_streak.store(0, Ordering::Relaxed);
             t.to = State::Executed;
             t.stamp_executed = true;
         }
@@ -1056,20 +1046,16 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
             ctx.request_stop(Stop::Unauthorized(format!("HTTP {http}: {message}")));
             return Ok(());
         }
-        Outcome::NotSent { .. } if !uncertain => {
-            let streak = ctx.unreachable_streak.fetch_add(1, Ordering::Relaxed) + 1;
-            if streak >= UNREACHABLE_STOP {
-                t.to = State::Initiated;
-                t.code = None;
-                t.message = None;
-                ctx.writer.apply(vec![t]).await?;
-                ctx.request_stop(Stop::Unreachable(outcome.message().to_string()));
-                return Ok(());
-            }
-            // Never sent: no money moved, and that is known.
-            ctx.counters.failed.fetch_add(1, Ordering::Relaxed);
-            t.to = State::ExecuteFailed;
-            t.message = Some(failure_message(&outcome, end.sent));
+        Outcome::NotSent { .. } | Outcome::RateLimited { .. } if !uncertain => {
+            // Never carried out, known for sure: the payout is still only
+            // initiated. Stop the run (the provider is down or throttling
+            // hard); the next run executes it.
+            t.to = State::Initiated;
+            t.code = None;
+            t.message = None;
+            ctx.writer.apply(vec![t]).await?;
+            ctx.request_stop(Stop::Unreachable(failure_message(&outcome, end.sent)));
+            return Ok(());
         }
         _ => {
             // Ambiguous, or an error after an ambiguous attempt: the money

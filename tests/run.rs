@@ -455,3 +455,48 @@ fn built_in_sandbox_quick_start_works() {
     assert!(!w.path("payrun.db").exists());
     assert_eq!(read_csv(&w.path("report.csv")).len(), 5);
 }
+
+#[test]
+fn unreachable_provider_stops_the_run_resumably_without_failing_rows() {
+    // A port with nothing listening: every request is refused (never sent).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let base_url = format!("http://127.0.0.1:{port}");
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(3, account));
+    let out = w.run(&file, &base_url, &["--concurrency", "1"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not accepting requests"),
+        "{}",
+        text(&out)
+    );
+    let rows = w.report_rows();
+    assert!(
+        (0..3).all(|i| col(&rows, i, "state") == "pending"),
+        "{rows:?}"
+    );
+
+    // The provider comes back on the same address: the same command resumes.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .unwrap();
+        tokio::spawn(payrun::sandbox::serve(
+            listener,
+            SandboxConfig::default(),
+            async {
+                let _ = stopped.await;
+            },
+        ))
+    });
+    let out = w.run(&file, &base_url, &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let _ = stop.send(());
+    rt.block_on(server).unwrap().unwrap();
+}
