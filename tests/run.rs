@@ -483,18 +483,16 @@ fn unreachable_provider_stops_the_run_resumably_without_failing_rows() {
     // The provider comes back on the same address: the same command resumes.
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
-            .await
-            .unwrap();
-        tokio::spawn(payrun::sandbox::serve(
-            listener,
-            SandboxConfig::default(),
-            async {
-                let _ = stopped.await;
-            },
-        ))
-    });
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind(("127.0.0.1", port)))
+        .unwrap();
+    let server = rt.spawn(payrun::sandbox::serve(
+        listener,
+        SandboxConfig::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
     let out = w.run(&file, &base_url, &[]);
     assert_eq!(code(&out), 0, "{}", text(&out));
     let _ = stop.send(());
