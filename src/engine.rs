@@ -151,7 +151,12 @@ pub enum Mark {
 pub fn command_run(args: RunArgs) -> Result<i32> {
     init_logging(args.log_format);
     let cfg = Config::load(args.config.as_deref())?;
+    // One async worker: the engine's async side is I/O and JSON, which one
+    // core drives at tens of thousands of calls/s; validation and the
+    // database writer have threads of their own. Measured on the 2-core
+    // benchmark machine, a second worker only added cross-thread wake-ups.
     let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;

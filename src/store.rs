@@ -48,7 +48,12 @@ CREATE TABLE runs (
     rows_total    INTEGER NOT NULL,
     rows_rejected INTEGER NOT NULL,
     created_at    TEXT NOT NULL,
-    finished_at   TEXT
+    finished_at   TEXT,
+    -- Payouts of a run have consecutive ids: queries on one run are rowid
+    -- ranges, so no (run_id, state) index has to be kept up to date on
+    -- every insert and every state change.
+    first_payout  INTEGER,
+    last_payout   INTEGER
 );
 CREATE TABLE payouts (
     id             INTEGER PRIMARY KEY,
@@ -74,7 +79,6 @@ CREATE TABLE payouts (
     executed_at    TEXT,
     updated_at     TEXT
 );
-CREATE INDEX payouts_run_state ON payouts(run_id, state);
 CREATE TABLE rejected_rows (
     run_id  INTEGER NOT NULL REFERENCES runs(id),
     row     INTEGER NOT NULL,
@@ -91,6 +95,10 @@ CREATE TABLE audit (
     reason     TEXT NOT NULL
 );
 "#];
+
+/// The payouts of run `?1`, as a rowid range (see the `runs` table).
+const RUN_RANGE: &str = "id BETWEEN (SELECT COALESCE(first_payout, 1) FROM runs WHERE id = ?1)
+                     AND (SELECT COALESCE(last_payout, 0) FROM runs WHERE id = ?1)";
 
 /// SQL expression for "now" as an RFC 3339 UTC timestamp with milliseconds.
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
@@ -368,6 +376,8 @@ impl Store {
             rows: 0,
             rejected: 0,
             duplicates: Vec::new(),
+            first_payout: None,
+            last_payout: None,
         })
     }
 
@@ -378,6 +388,7 @@ impl Store {
         run_id: i64,
         limit: usize,
         now: &str,
+        after: i64,
     ) -> Result<Vec<Work>> {
         let run_sender: String = tx
             .prepare_cached("SELECT sender_json FROM runs WHERE id = ?1")?
@@ -386,11 +397,12 @@ impl Store {
             serde_json::from_str(&run_sender).context("corrupt sender in the database")?;
         let mut stmt = tx.prepare_cached(&format!(
             "UPDATE payouts SET state = 'initiating', updated_at = ?3
-             WHERE id IN (SELECT id FROM payouts WHERE run_id = ?1 AND state = 'pending'
+             WHERE id IN (SELECT id FROM payouts
+                          WHERE id > ?4 AND {RUN_RANGE} AND state = 'pending'
                           ORDER BY id LIMIT ?2)
              RETURNING {WORK_COLS}"
         ))?;
-        let mut rows = stmt.query(params![run_id, limit as i64, now])?;
+        let mut rows = stmt.query(params![run_id, limit as i64, now, after])?;
         let mut out = Vec::with_capacity(limit);
         while let Some(r) = rows.next()? {
             out.push(work_from_row(r, &run_sender)?);
@@ -403,9 +415,9 @@ impl Store {
     /// Payouts of `run_id` in `state`, with their bodies (resume).
     pub fn works_in_state(&self, run_id: i64, state: State) -> Result<Vec<Work>> {
         let ids: Vec<i64> = {
-            let mut stmt = self.conn.prepare_cached(
-                "SELECT id FROM payouts WHERE run_id = ?1 AND state = ?2 ORDER BY id",
-            )?;
+            let mut stmt = self.conn.prepare_cached(&format!(
+                "SELECT id FROM payouts WHERE {RUN_RANGE} AND state = ?2 ORDER BY id"
+            ))?;
             stmt.query_map(params![run_id, state.as_str()], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?
         };
@@ -417,8 +429,10 @@ impl Store {
     /// Payouts of a run not yet in a final state.
     pub fn open_count(&self, run_id: i64) -> Result<u64> {
         let n: i64 = self.conn.query_row(
-            "SELECT count(*) FROM payouts WHERE run_id = ?1
-             AND state IN ('pending', 'initiating', 'initiated', 'executing')",
+            &format!(
+                "SELECT count(*) FROM payouts WHERE {RUN_RANGE}
+                 AND state IN ('pending', 'initiating', 'initiated', 'executing')"
+            ),
             [run_id],
             |r| r.get(0),
         )?;
@@ -444,9 +458,9 @@ impl Store {
 
     /// Count of payouts of a run per state.
     pub fn state_counts(&self, run_id: i64) -> Result<BTreeMap<State, u64>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT state, count(*) FROM payouts WHERE run_id = ?1 GROUP BY state")?;
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT state, count(*) FROM payouts WHERE {RUN_RANGE} GROUP BY state"
+        ))?;
         let mut out = BTreeMap::new();
         let rows = stmt.query_map([run_id], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
@@ -463,9 +477,9 @@ impl Store {
     /// Count and total per currency and state. Amounts are summed as
     /// decimals here, never by SQL (which would sum them as floats).
     pub fn totals(&self, run_id: i64) -> Result<Totals> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT currency, state, amount FROM payouts WHERE run_id = ?1")?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT currency, state, amount FROM payouts WHERE {RUN_RANGE}"
+        ))?;
         let mut rows = stmt.query([run_id])?;
         let mut out = Totals::new();
         while let Some(r) = rows.next()? {
@@ -517,12 +531,12 @@ impl Store {
             })
         };
         let mut pending_rejected = next_rejected(&mut rejected)?;
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT row, transaction_id, account_id, b_first, b_last, amount, currency, state,
                     COALESCE(provider_code, ''), COALESCE(provider_msg, ''), attempts,
                     COALESCE(initiated_at, ''), COALESCE(executed_at, '')
-             FROM payouts WHERE run_id = ?1 ORDER BY id",
-        )?;
+             FROM payouts WHERE {RUN_RANGE} ORDER BY id"
+        ))?;
         let mut rows = stmt.query([run_id])?;
         while let Some(r) = rows.next()? {
             let first: String = r.get(3)?;
@@ -648,6 +662,8 @@ pub struct Import<'a> {
     rows: u64,
     rejected: u64,
     duplicates: Vec<String>,
+    first_payout: Option<i64>,
+    last_payout: Option<i64>,
 }
 
 /// How many duplicate transaction ids to name before summarising: enough
@@ -692,7 +708,12 @@ impl Import<'_> {
                 sender_json,
             ]);
         match res {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                let id = self.tx.last_insert_rowid();
+                self.first_payout.get_or_insert(id);
+                self.last_payout = Some(id);
+                Ok(())
+            }
             Err(rusqlite::Error::SqliteFailure(e, _))
                 if e.code == rusqlite::ErrorCode::ConstraintViolation =>
             {
@@ -759,8 +780,15 @@ impl Import<'_> {
             return Err(DuplicateIds(lines).into());
         }
         self.tx.execute(
-            "UPDATE runs SET rows_total = ?2, rows_rejected = ?3 WHERE id = ?1",
-            params![self.run_id, self.rows as i64, self.rejected as i64],
+            "UPDATE runs SET rows_total = ?2, rows_rejected = ?3, first_payout = ?4, last_payout = ?5
+             WHERE id = ?1",
+            params![
+                self.run_id,
+                self.rows as i64,
+                self.rejected as i64,
+                self.first_payout,
+                self.last_payout
+            ],
         )?;
         self.tx.commit().context("cannot commit the import")?;
         Ok(self.run_id)
@@ -1017,6 +1045,7 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
     let started = std::time::Instant::now();
     let mut busy = std::time::Duration::ZERO;
     let mut stopping = false;
+    let mut cursors = std::collections::HashMap::new();
     while !stopping {
         let Ok(first) = rx.recv() else { break };
         if matches!(first, Cmd::Stop) {
@@ -1036,7 +1065,7 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
         }
         groups += 1;
         commands += group.len() as u64;
-        let result = run_group(&mut store, &group);
+        let result = run_group(&mut store, &group, &mut cursors);
         busy += t0.elapsed();
         match result {
             Ok(mut claimed) => {
@@ -1080,14 +1109,22 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
 
 /// Runs a group of commands in one transaction; returns the claim results
 /// in command order.
-fn run_group(store: &mut Store, group: &[Cmd]) -> Result<Vec<Vec<Work>>> {
+fn run_group(
+    store: &mut Store,
+    group: &[Cmd],
+    cursors: &mut std::collections::HashMap<i64, i64>,
+) -> Result<Vec<Vec<Work>>> {
     let tx = store.conn.transaction()?;
     let now = sql_now(&tx)?;
     let mut claimed = Vec::new();
     for cmd in group {
         match cmd {
             Cmd::Claim { run_id, limit, .. } => {
-                claimed.push(Store::claim_pending(&tx, *run_id, *limit, &now)?);
+                // Claims walk the run forward from the last claimed id, so a
+                // million-row run never rescans what it already sent.
+                let after = cursors.get(run_id).copied().unwrap_or(0);
+                let works = Store::claim_pending(&tx, *run_id, *limit, &now, after)?;
+                claimed.push(works);
             }
             Cmd::Apply { ts, .. } => apply_in(&tx, ts, &now)?,
             Cmd::Stop => {}
@@ -1095,6 +1132,16 @@ fn run_group(store: &mut Store, group: &[Cmd]) -> Result<Vec<Vec<Work>>> {
     }
     crate::engine::fault::hit("before_commit");
     tx.commit().context("cannot commit")?;
+    // Advance the cursors only once the claims are durable.
+    for (cmd, works) in group
+        .iter()
+        .filter(|c| matches!(c, Cmd::Claim { .. }))
+        .zip(&claimed)
+    {
+        if let (Cmd::Claim { run_id, .. }, Some(last)) = (cmd, works.last()) {
+            cursors.insert(*run_id, last.id);
+        }
+    }
     Ok(claimed)
 }
 
@@ -1205,7 +1252,7 @@ mod tests {
         assert_eq!(run.rows_rejected, 1);
 
         let tx = store.conn.transaction().unwrap();
-        let claimed = Store::claim_pending(&tx, run_id, 10, "2026-11-22T00:00:00.000Z").unwrap();
+        let claimed = Store::claim_pending(&tx, run_id, 10, "2026-11-22T00:00:00.000Z", 0).unwrap();
         tx.commit().unwrap();
         assert_eq!(claimed.len(), 2);
         assert_eq!(claimed[0].request.transaction_id, "tx-2");
