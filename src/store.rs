@@ -1308,6 +1308,44 @@ mod tests {
     }
 
     #[test]
+    fn large_import_keeps_row_order_and_finds_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let sender = Sender::default();
+        let n = 105;
+        let mut imp = store.begin_import(&new_run("big", &sender)).unwrap();
+        for i in 0..n {
+            imp.add(&payout(i as u64 + 2, "100"), &format!("tx-{i:04}"))
+                .unwrap();
+        }
+        imp.add_rejected(n as u64 + 2, "bad").unwrap();
+        let run_id = imp.commit().unwrap();
+        let mut rows = Vec::new();
+        store
+            .for_each_report_row(run_id, |r| {
+                rows.push(r.row);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(rows, (2..n as u64 + 3).collect::<Vec<_>>());
+        assert_eq!(store.open_count(run_id).unwrap(), n as u64);
+
+        // A second run reusing one id of the first is refused whole.
+        let mut imp = store.begin_import(&new_run("again", &sender)).unwrap();
+        for i in 0..40 {
+            let id = if i == 17 {
+                "tx-0003".to_string()
+            } else {
+                format!("new-{i}")
+            };
+            imp.add(&payout(i as u64 + 2, "100"), &id).unwrap();
+        }
+        let msg = format!("{:#}", imp.commit().unwrap_err());
+        assert!(msg.contains("row 19") && msg.contains("tx-0003"), "{msg}");
+        assert!(store.find_run("again").unwrap().is_none());
+    }
+
+    #[test]
     fn foreign_and_newer_databases_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let junk = dir.path().join("junk.db");
