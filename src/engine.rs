@@ -772,6 +772,18 @@ pub async fn execute_run(
         AbortOnDrop(tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 ctx.request_stop(Stop::Interrupted);
+                if !matches!(ctx.opts.progress, ProgressMode::Quiet) {
+                    eprintln!(
+                        "payrun: stopping after the calls in flight (Ctrl-C again to quit at once)"
+                    );
+                }
+            }
+            // A second Ctrl-C quits at once. That is as safe as a crash:
+            // every intent is committed before its request leaves, and the
+            // next run resumes.
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("payrun: quitting now; run the same command again to resume");
+                std::process::exit(crate::exit::FATAL);
             }
         }))
     };
