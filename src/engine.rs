@@ -122,6 +122,9 @@ pub struct ReconcileArgs {
     /// Re-send execute for every unknown payout, under its transactionId.
     #[arg(long, conflicts_with = "mark")]
     pub resend: bool,
+    /// Print the audit trail of operators' decisions instead.
+    #[arg(long, conflicts_with_all = ["mark", "resend"])]
+    pub audit: bool,
     /// Record an operator's decision for the given transaction ids.
     #[arg(long, value_enum, requires = "reason", requires = "ids")]
     pub mark: Option<Mark>,
@@ -202,6 +205,22 @@ pub fn command_reconcile(args: ReconcileArgs) -> Result<i32> {
     }
     let _lock = RunLock::acquire(&args.db)?;
     let mut store = Store::open(&args.db)?;
+    if args.audit {
+        let runs = match args.run {
+            Some(id) => vec![id],
+            None => store.runs()?.into_iter().map(|r| r.id).collect(),
+        };
+        println!("run,transaction_id,at,action,from_state,to_state,reason");
+        for run in runs {
+            for [tx, at, action, from, to, reason] in store.audit(run)? {
+                println!(
+                    "{run},{tx},{at},{action},{from},{to},{}",
+                    crate::report::safe_cell(&reason).replace(',', ";")
+                );
+            }
+        }
+        return Ok(crate::exit::OK);
+    }
     if let Some(mark) = args.mark {
         let reason = args.reason.clone().unwrap_or_default();
         if reason.trim().is_empty() {
@@ -386,7 +405,14 @@ async fn run(args: RunArgs, cfg: Config) -> Result<i32> {
         let base_url = args.base_url.clone().or(cfg.base_url.clone()).context(
             "no provider URL: pass --base-url, set base_url in payrun.toml, or use --sandbox",
         )?;
-        let client = Client::new(&base_url, &cfg.api_key()?)?;
+        // `--import-only` sends nothing, so it needs no key; the client
+        // built for it is never used.
+        let key = if args.import_only {
+            SecretString::from(String::new())
+        } else {
+            cfg.api_key()?
+        };
+        let client = Client::new(&base_url, &key)?;
         (client, client_base(&base_url))
     };
 
@@ -437,6 +463,7 @@ async fn run(args: RunArgs, cfg: Config) -> Result<i32> {
     };
 
     if args.import_only {
+        report::write_report(&store, run.id, &args.report)?;
         let counts = store.state_counts(run.id)?;
         let n: u64 = counts.values().sum();
         if !args.quiet {
@@ -638,6 +665,11 @@ fn import(
         }
         Ok((summary?, first_errors))
     })?;
+    if summary.rejected == 0 {
+        // The file holds only its header: remove it, so that a rejected.csv
+        // beside the report always means rows to fix.
+        let _ = std::fs::remove_file(rejected_path);
+    }
     if summary.rejected > 0 {
         drop(imp);
         for e in first_errors.iter().take(10) {

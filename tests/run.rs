@@ -211,6 +211,14 @@ fn reconcile_mark_records_the_operator_decision_in_the_report() {
         col(&rows, 0, "provider_message"),
         "statement 2026-11 line 42"
     );
+    // The audit trail records the decision with its reason.
+    let out = run(&["reconcile", "--db", &db, "--audit"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let audit = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        audit.contains(&tx) && audit.contains("mark,unknown,executed,statement 2026-11 line 42"),
+        "{audit}"
+    );
     // Marking a payout that is not unknown is refused.
     let out = run(&[
         "reconcile",
@@ -497,4 +505,35 @@ fn unreachable_provider_stops_the_run_resumably_without_failing_rows() {
     assert_eq!(code(&out), 0, "{}", text(&out));
     let _ = stop.send(());
     rt.block_on(server).unwrap().unwrap();
+}
+
+#[test]
+fn import_only_needs_no_key_and_sends_nothing() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(4, account));
+    let out = w
+        .run_cmd(&file, &sb.base_url(), &["--import-only"])
+        .env_remove("PAYRUN_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(sb.ledger().requests.total, 0);
+    // No rejected rows: no rejected.csv to mislead anyone.
+    assert!(!w.path("rejected.csv").exists());
+    let rows = w.report_rows();
+    assert!((0..4).all(|i| col(&rows, i, "state") == "pending"));
+    // The same command without --import-only pays the recorded run.
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(sb.ledger().transactions.iter().all(|t| t.debits == 1));
+}
+
+#[test]
+fn a_usage_error_exits_1_not_2() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .args(["run", "--no-such-flag"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", text(&out));
 }
