@@ -463,7 +463,6 @@ async fn run(args: RunArgs, cfg: Config) -> Result<i32> {
     };
 
     if args.import_only {
-        report::write_report(&store, run.id, &args.report)?;
         let counts = store.state_counts(run.id)?;
         let n: u64 = counts.values().sum();
         if !args.quiet {

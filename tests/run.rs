@@ -521,8 +521,6 @@ fn import_only_needs_no_key_and_sends_nothing() {
     assert_eq!(sb.ledger().requests.total, 0);
     // No rejected rows: no rejected.csv to mislead anyone.
     assert!(!w.path("rejected.csv").exists());
-    let rows = w.report_rows();
-    assert!((0..4).all(|i| col(&rows, i, "state") == "pending"));
     // The same command without --import-only pays the recorded run.
     let out = w.run(&file, &sb.base_url(), &[]);
     assert_eq!(code(&out), 0, "{}", text(&out));
