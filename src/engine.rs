@@ -93,6 +93,10 @@ pub struct RunArgs {
     /// A label distinguishing two runs of byte-identical files.
     #[arg(long, default_value = "")]
     pub label: String,
+    /// Start a new run even though an unfinished run of a file with the same
+    /// name is in the database (see "Editing a file after a partial run").
+    #[arg(long)]
+    pub new_run: bool,
     /// Worksheet to read, for workbook input.
     #[arg(long)]
     pub sheet: Option<String>,
@@ -447,6 +451,9 @@ async fn run(args: RunArgs, cfg: Config) -> Result<i32> {
             run
         }
         None => {
+            if !args.new_run {
+                refuse_if_edited_copy(&store, &args.file)?;
+            }
             match import(
                 &mut store,
                 &args,
@@ -564,6 +571,44 @@ async fn run(args: RunArgs, cfg: Config) -> Result<i32> {
     } else {
         crate::exit::INCOMPLETE
     })
+}
+
+/// A file whose name matches an unfinished run but whose bytes differ is
+/// most likely that payroll, edited after a partial run. Its derived
+/// transaction ids would differ, so running it would pay again everyone the
+/// first run already paid: refuse, and say how to proceed.
+fn refuse_if_edited_copy(store: &Store, file: &Path) -> Result<()> {
+    let Some(name) = file.file_name() else {
+        return Ok(());
+    };
+    for run in store.runs()? {
+        if run.finished_at.is_some() || Path::new(&run.file_path).file_name() != Some(name) {
+            continue;
+        }
+        let counts = store.state_counts(run.id)?;
+        let done: u64 = [
+            State::Executed,
+            State::Executing,
+            State::Initiated,
+            State::Unknown,
+        ]
+        .iter()
+        .map(|s| counts.get(s).copied().unwrap_or(0))
+        .sum();
+        bail!(
+            "run {} of {} (started {}) is unfinished, with {done} payout(s) initiated or paid, \
+             and {} differs from the file it was started with. A changed file is a new run with \
+             new transaction ids, so it would pay those rows again. Finish run {} by running its \
+             original file (or resolve it with `payrun reconcile`); if this really is a separate \
+             payroll, pass --new-run",
+            run.id,
+            run.file_path,
+            run.created_at,
+            file.display(),
+            run.id
+        );
+    }
+    Ok(())
 }
 
 fn client_base(url: &str) -> String {

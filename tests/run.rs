@@ -535,3 +535,31 @@ fn a_usage_error_exits_1_not_2() {
         .unwrap();
     assert_eq!(code(&out), 1, "{}", text(&out));
 }
+
+#[test]
+fn an_edited_copy_of_an_unfinished_run_is_refused() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let original = payroll(6, account);
+    let file = w.write("payroll.csv", &original);
+    // Initiated, not yet executed: the run is unfinished.
+    let out = w.run(&file, &sb.base_url(), &["--initiate-only"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    // The file is edited (one amount changed) and run again.
+    w.write("payroll.csv", &original.replacen(",1003,", ",1300,", 1));
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("run 1") && err.contains("--new-run"), "{err}");
+    assert_eq!(sb.ledger().requests.executes, 0, "nothing paid");
+    assert_eq!(sb.ledger().transactions.len(), 6, "nothing initiated again");
+    // The operator says it is a separate payroll: a new run, new ids.
+    let out = w.run(&file, &sb.base_url(), &["--new-run"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(sb.ledger().transactions.len(), 12);
+    // The original file still resumes its own run.
+    w.write("payroll.csv", &original);
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(sb.ledger().transactions.iter().all(|t| t.debits == 1));
+}
