@@ -417,7 +417,8 @@ async fn run(args: RunArgs, cfg: Config) -> Result<i32> {
             cfg.api_key()?
         };
         let client = Client::new(&base_url, &key)?;
-        (client, client_base(&base_url))
+        let provider = client.base_url().to_string();
+        (client, provider)
     };
 
     let db = args.db.clone().unwrap_or_else(|| {
@@ -611,10 +612,6 @@ fn refuse_if_edited_copy(store: &Store, file: &Path) -> Result<()> {
     Ok(())
 }
 
-fn client_base(url: &str) -> String {
-    url.trim_end_matches('/').to_string()
-}
-
 /// `name` in the folder of `path`.
 fn sibling(path: &Path, name: &str) -> PathBuf {
     match path.parent() {
@@ -771,7 +768,6 @@ pub enum Stop {
 
 #[derive(Debug, Default)]
 pub struct RunStats {
-    pub calls: u64,
     pub stop: Option<Stop>,
 }
 
@@ -946,10 +942,7 @@ pub async fn execute_run(
     }
     held?;
     let stop = ctx.stop.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    Ok(RunStats {
-        calls: ctx.counters.calls.load(Ordering::Relaxed),
-        stop,
-    })
+    Ok(RunStats { stop })
 }
 
 /// Aborts a background task however the function that owns it returns.

@@ -304,10 +304,6 @@ impl Store {
         Ok(())
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     pub fn find_run(&self, identity: &str) -> Result<Option<RunInfo>> {
         self.conn
             .query_row(
@@ -392,16 +388,13 @@ impl Store {
         now: &str,
         after: i64,
     ) -> Result<Vec<Work>> {
-        let (run_sender, first, last): (String, Option<i64>, Option<i64>) = tx
-            .prepare_cached(
-                "SELECT sender_json, first_payout, last_payout FROM runs WHERE id = ?1",
-            )?
-            .query_row([run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        let (first, last): (Option<i64>, Option<i64>) = tx
+            .prepare_cached("SELECT first_payout, last_payout FROM runs WHERE id = ?1")?
+            .query_row([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         let (Some(first), Some(last)) = (first, last) else {
             return Ok(Vec::new());
         };
-        let run_sender: Sender =
-            serde_json::from_str(&run_sender).context("corrupt sender in the database")?;
+        let run_sender = run_sender(tx, run_id)?;
         // One rowid range with both bounds bound directly: given two lower
         // bounds SQLite may pick the looser one and rescan the run from its
         // start on every claim.
@@ -425,16 +418,16 @@ impl Store {
 
     /// Payouts of `run_id` in `state`, with their bodies (resume).
     pub fn works_in_state(&self, run_id: i64, state: State) -> Result<Vec<Work>> {
-        let ids: Vec<i64> = {
-            let mut stmt = self.conn.prepare_cached(&format!(
-                "SELECT id FROM payouts WHERE {RUN_RANGE} AND state = ?2 ORDER BY id"
-            ))?;
-            stmt.query_map(params![run_id, state.as_str()], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?
-        };
-        ids.into_iter()
-            .map(|id| load_work(&self.conn, id))
-            .collect()
+        let run_sender = run_sender(&self.conn, run_id)?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {WORK_COLS} FROM payouts WHERE {RUN_RANGE} AND state = ?2 ORDER BY id"
+        ))?;
+        let mut rows = stmt.query(params![run_id, state.as_str()])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(work_from_row(r, &run_sender)?);
+        }
+        Ok(out)
     }
 
     /// Payouts of a run not yet in a final state.
@@ -844,19 +837,12 @@ const WORK_COLS: &str =
     "id, row, state, transaction_id, wire_amount, currency, method, description,
     account_id, b_first, b_last, b_phone, b_email, sender_json";
 
-fn load_work(conn: &Connection, id: i64) -> Result<Work> {
-    let run_sender: String = conn
-        .prepare_cached(
-            "SELECT r.sender_json FROM payouts p JOIN runs r ON r.id = p.run_id WHERE p.id = ?1",
-        )?
-        .query_row([id], |r| r.get(0))?;
-    let run_sender: Sender =
-        serde_json::from_str(&run_sender).context("corrupt sender in the database")?;
-    let mut stmt =
-        conn.prepare_cached(&format!("SELECT {WORK_COLS} FROM payouts WHERE id = ?1"))?;
-    let mut rows = stmt.query([id])?;
-    let row = rows.next()?.context("payout vanished")?;
-    work_from_row(row, &run_sender)
+/// The sender configured when the run was imported.
+fn run_sender(conn: &Connection, run_id: i64) -> Result<Sender> {
+    let json: String = conn
+        .prepare_cached("SELECT sender_json FROM runs WHERE id = ?1")?
+        .query_row([run_id], |r| r.get(0))?;
+    serde_json::from_str(&json).context("corrupt sender in the database")
 }
 
 fn work_from_row(r: &rusqlite::Row<'_>, run_sender: &Sender) -> Result<Work> {

@@ -31,25 +31,6 @@ pub(crate) fn enrolment(number: &str) -> Enrolment {
     }
 }
 
-/// The Luhn (mod 10) check digit test every card number passes.
-pub(crate) fn luhn_ok(digits: &str) -> bool {
-    let mut sum = 0u32;
-    for (i, b) in digits.bytes().rev().enumerate() {
-        if !b.is_ascii_digit() {
-            return false;
-        }
-        let mut d = u32::from(b - b'0');
-        if i % 2 == 1 {
-            d *= 2;
-            if d > 9 {
-                d -= 9;
-            }
-        }
-        sum += d;
-    }
-    !digits.is_empty() && sum.is_multiple_of(10)
-}
-
 /// Why a card number is refused, or `None` when it is well formed.
 pub(crate) fn card_number_problem(number: &str) -> Option<&'static str> {
     if !number.bytes().all(|b| b.is_ascii_digit()) {
@@ -59,7 +40,7 @@ pub(crate) fn card_number_problem(number: &str) -> Option<&'static str> {
     if !(12..=19).contains(&number.len()) {
         return Some("must have 12 to 19 digits");
     }
-    if !luhn_ok(number) {
+    if !crate::card::request::luhn_valid(number) {
         return Some("fails the Luhn check");
     }
     None
@@ -203,10 +184,10 @@ mod tests {
             DECLINED_CARD,
             "79927398713",
         ] {
-            assert!(luhn_ok(good), "{good}");
+            assert!(crate::card::request::luhn_valid(good), "{good}");
         }
         for bad in ["4242424242424241", "79927398710", "", "4242x42424242424"] {
-            assert!(!luhn_ok(bad), "{bad}");
+            assert!(!crate::card::request::luhn_valid(bad), "{bad}");
         }
     }
 
