@@ -924,7 +924,7 @@ pub async fn execute_run(
     // stay as they are: their outcome is still open.
     for (work, phase) in queue {
         if phase == (Phase::Initiate { resumed: false }) {
-            held.push(Transition::to(work.id, State::Pending));
+            held.push(Transition::new(work.id, State::Initiating, State::Pending));
         }
     }
     while let Some(res) = tasks.join_next().await {
@@ -1001,7 +1001,7 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
         let Some(outcome) = end.outcome else {
             // Stopped before an answer: never sent means back to pending.
             if !end.maybe_landed && !resumed {
-                let mut t = Transition::to(id, State::Pending);
+                let mut t = Transition::new(id, State::Initiating, State::Pending);
                 t.attempts = end.sent;
                 ctx.writer.apply(vec![t]).await?;
             }
@@ -1016,7 +1016,7 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
                 } else {
                     State::Executing
                 };
-                let mut t = Transition::to(id, next);
+                let mut t = Transition::new(id, State::Initiating, next);
                 t.code = Some(code);
                 t.message = Some(message);
                 t.attempts = end.sent;
@@ -1035,8 +1035,9 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
                 fault::hit("after_intent_commit");
             }
             Outcome::Unauthorized { http, message } => {
-                let mut t = Transition::to(
+                let mut t = Transition::new(
                     id,
+                    State::Initiating,
                     if end.maybe_landed || resumed {
                         State::Initiating
                     } else {
@@ -1059,7 +1060,7 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
                     } else {
                         State::Pending
                     };
-                    let mut t = Transition::to(id, back);
+                    let mut t = Transition::new(id, State::Initiating, back);
                     t.attempts = end.sent;
                     ctx.writer.apply(vec![t]).await?;
                     ctx.request_stop(Stop::Unreachable(failure_message(&other, end.sent)));
@@ -1068,7 +1069,7 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
                 // Refused: initiation moves no money, so a failed
                 // initiation is final and safe.
                 ctx.counters.failed.fetch_add(1, Ordering::Relaxed);
-                let mut t = Transition::to(id, State::InitiateFailed);
+                let mut t = Transition::new(id, State::Initiating, State::InitiateFailed);
                 t.code = Some(other.code().to_string());
                 t.message = Some(failure_message(&other, end.sent));
                 t.attempts = end.sent;
@@ -1085,13 +1086,17 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
             return Ok(());
         }
         ctx.writer
-            .apply(vec![Transition::to(id, State::Executing)])
+            .apply(vec![Transition::new(
+                id,
+                State::Initiated,
+                State::Executing,
+            )])
             .await?;
         fault::hit("after_intent_commit");
     }
     if resumed && ctx.opts.ambiguous == Ambiguous::Hold {
         ctx.counters.unknown.fetch_add(1, Ordering::Relaxed);
-        let mut t = Transition::to(id, State::Unknown);
+        let mut t = Transition::new(id, State::Executing, State::Unknown);
         t.code = Some("AMBIGUOUS_HELD".into());
         t.message = Some(
             "interrupted while executing; held for `payrun reconcile` (ambiguous = hold)".into(),
@@ -1103,18 +1108,18 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
     let uncertain = resumed || end.maybe_landed;
     let Some(outcome) = end.outcome else {
         if !uncertain {
-            let mut t = Transition::to(id, State::Initiated);
+            let mut t = Transition::new(id, State::Executing, State::Initiated);
             t.attempts = end.sent;
             ctx.writer.apply(vec![t]).await?;
         } else if end.sent > 0 {
-            let mut t = Transition::to(id, State::Executing);
+            let mut t = Transition::new(id, State::Executing, State::Executing);
             t.attempts = end.sent;
             ctx.writer.apply(vec![t]).await?;
         }
         return Ok(());
     };
     fault::hit("after_answer");
-    let mut t = Transition::to(id, State::Unknown);
+    let mut t = Transition::new(id, State::Executing, State::Unknown);
     t.attempts = end.sent;
     t.code = Some(outcome.code().to_string());
     t.message = Some(outcome.message().to_string());

@@ -142,6 +142,8 @@ pub struct Work {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transition {
     pub id: i64,
+    /// The state the payout must be in; the write fails otherwise.
+    pub from: State,
     pub to: State,
     /// Provider code and message; `None` keeps the recorded ones.
     pub code: Option<String>,
@@ -153,9 +155,10 @@ pub struct Transition {
 }
 
 impl Transition {
-    pub fn to(id: i64, to: State) -> Transition {
+    pub fn new(id: i64, from: State, to: State) -> Transition {
         Transition {
             id,
+            from,
             to,
             code: None,
             message: None,
@@ -826,7 +829,9 @@ fn unresolved_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Unresolved> {
         account_id: r.get(4)?,
         amount: r.get(5)?,
         currency: r.get(6)?,
-        state: State::parse(&state).unwrap_or(State::Unknown),
+        state: State::parse(&state).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(7, rusqlite::types::Type::Text, Box::new(e))
+        })?,
         provider_code: r.get(8)?,
         provider_message: r.get(9)?,
     })
@@ -902,10 +907,18 @@ fn apply_in(tx: &rusqlite::Transaction<'_>, ts: &[Transition], now: &str) -> Res
                 initiated_at = COALESCE(initiated_at, ?6),
                 executed_at = COALESCE(executed_at, ?7),
                 updated_at = ?8
-         WHERE id = ?1",
+         WHERE id = ?1 AND state = ?9",
     )?;
     for t in ts {
-        stmt.execute(params![
+        if !crate::machine::allowed(t.from, t.to) {
+            bail!(
+                "refused to move payout {} from {} to {}: not a transition payrun makes",
+                t.id,
+                t.from,
+                t.to
+            );
+        }
+        let changed = stmt.execute(params![
             t.id,
             t.to.as_str(),
             t.code,
@@ -914,7 +927,16 @@ fn apply_in(tx: &rusqlite::Transaction<'_>, ts: &[Transition], now: &str) -> Res
             t.stamp_initiated.then_some(now),
             t.stamp_executed.then_some(now),
             now,
+            t.from.as_str(),
         ])?;
+        if changed != 1 {
+            bail!(
+                "payout {} was not in state {} any more (moving it to {}); another process changed it",
+                t.id,
+                t.from,
+                t.to
+            );
+        }
     }
     Ok(())
 }
@@ -1262,10 +1284,11 @@ mod tests {
                 .len(),
             2
         );
-        let mut t = Transition::to(claimed[0].id, State::Executed);
+        let intent = Transition::new(claimed[0].id, State::Initiating, State::Executing);
+        let mut t = Transition::new(claimed[0].id, State::Executing, State::Executed);
         t.attempts = 2;
         t.stamp_executed = true;
-        store.apply(&[t]).unwrap();
+        store.apply(&[intent, t]).unwrap();
         let totals = store.totals(run_id).unwrap();
         assert_eq!(totals["XOF"][&State::Executed].total, Decimal::from(1000));
         assert_eq!(totals["XOF"][&State::Initiating].count, 1);
@@ -1409,7 +1432,11 @@ mod tests {
         let run_id = imp.commit().unwrap();
         let p = store.payout_by_transaction_id("tx-2").unwrap().unwrap();
         store
-            .apply(&[Transition::to(p.id, State::Unknown)])
+            .apply(&[
+                Transition::new(p.id, State::Pending, State::Initiating),
+                Transition::new(p.id, State::Initiating, State::Executing),
+                Transition::new(p.id, State::Executing, State::Unknown),
+            ])
             .unwrap();
         assert_eq!(store.unresolved(Some(run_id)).unwrap().len(), 1);
         store

@@ -1,0 +1,199 @@
+//! The payout state machine: the states, the named sets of states, and the
+//! transitions allowed between them. Every other module asks here — by set
+//! name, never by re-listing states — and every transition written to the
+//! database is checked against [`allowed`] and against the state it comes
+//! from. See `ARCHITECTURE.md`, "The state machine".
+
+use serde::{Deserialize, Serialize};
+
+/// States of a payout. Stored as their snake_case names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Imported, nothing sent.
+    Pending,
+    /// Intent to initiate committed; the initiate may have reached the provider.
+    Initiating,
+    /// The provider accepted the initiation; no money moved.
+    Initiated,
+    /// Intent to execute committed; money may be moving.
+    Executing,
+    /// Paid.
+    Executed,
+    /// The provider refused the initiation; no money moved.
+    InitiateFailed,
+    /// The provider refused the execution; no money moved.
+    ExecuteFailed,
+    /// The execution may or may not have happened; an operator or a
+    /// statement settles it.
+    Unknown,
+    /// Failed validation; never sent.
+    Rejected,
+}
+
+/// A state name read from storage that payrun does not know. Never coerced
+/// to some other state: a database written by a newer payrun, or edited by
+/// hand, must be looked at, not guessed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown payout state {0:?} in the database (written by a newer payrun?)")]
+pub struct UnknownState(pub String);
+
+impl State {
+    pub const ALL: [State; 9] = [
+        State::Pending,
+        State::Initiating,
+        State::Initiated,
+        State::Executing,
+        State::Executed,
+        State::InitiateFailed,
+        State::ExecuteFailed,
+        State::Unknown,
+        State::Rejected,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Pending => "pending",
+            State::Initiating => "initiating",
+            State::Initiated => "initiated",
+            State::Executing => "executing",
+            State::Executed => "executed",
+            State::InitiateFailed => "initiate_failed",
+            State::ExecuteFailed => "execute_failed",
+            State::Unknown => "unknown",
+            State::Rejected => "rejected",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<State, UnknownState> {
+        State::ALL
+            .into_iter()
+            .find(|st| st.as_str() == s)
+            .ok_or_else(|| UnknownState(s.to_string()))
+    }
+
+    /// The engine never moves a payout out of a final state; only an
+    /// operator's or a statement's decision moves `unknown`.
+    pub fn is_final(self) -> bool {
+        FINAL.contains(&self)
+    }
+
+    /// The request for this payout may be at the provider right now, or its
+    /// answer was lost: a resume must settle it before anything else.
+    pub fn is_in_flight(self) -> bool {
+        IN_FLIGHT.contains(&self)
+    }
+
+    /// Money may have moved for this payout: it must never be sent again
+    /// under a new identity, and it counts for the repeat guard.
+    pub fn may_have_paid(self) -> bool {
+        MAY_HAVE_PAID.contains(&self)
+    }
+
+    /// Not final: the run still has work (or a question) for this payout.
+    pub fn is_open(self) -> bool {
+        OPEN.contains(&self)
+    }
+}
+
+/// States the engine never leaves.
+pub const FINAL: &[State] = &[
+    State::Executed,
+    State::InitiateFailed,
+    State::ExecuteFailed,
+    State::Unknown,
+    State::Rejected,
+];
+
+/// Intent states: committed before a request leaves, so after a crash the
+/// request may or may not have reached the provider.
+pub const IN_FLIGHT: &[State] = &[State::Initiating, State::Executing];
+
+/// States in which the engine still has work to do for a payout.
+pub const OPEN: &[State] = &[
+    State::Pending,
+    State::Initiating,
+    State::Initiated,
+    State::Executing,
+];
+
+/// States in which money may have moved (or has).
+pub const MAY_HAVE_PAID: &[State] = &[State::Executing, State::Executed, State::Unknown];
+
+/// States an operator must look at (`payrun reconcile` lists them).
+pub const NEEDS_OPERATOR: &[State] = &[State::Unknown];
+
+/// Every transition payrun may write, as (from, to). A pair that is not here
+/// is a bug, and the store refuses it. Self-transitions record attempts on an
+/// intent that is still open.
+pub const TRANSITIONS: &[(State, State)] = &[
+    // Claim: the intent to initiate is committed before the request leaves.
+    (State::Pending, State::Initiating),
+    // A claimed payout that was never sent goes back.
+    (State::Initiating, State::Pending),
+    (State::Initiating, State::Initiating),
+    // Accepted: initiated only (--initiate-only, or its wallet ran out), or
+    // straight to the intent to execute.
+    (State::Initiating, State::Initiated),
+    (State::Initiating, State::Executing),
+    (State::Initiating, State::InitiateFailed),
+    // Execute of an initiated payout: intent first.
+    (State::Initiated, State::Executing),
+    (State::Executing, State::Executing),
+    // Known for sure never carried out (connect refused, 429 to the end).
+    (State::Executing, State::Initiated),
+    (State::Executing, State::Executed),
+    (State::Executing, State::ExecuteFailed),
+    (State::Executing, State::Unknown),
+    // Settled by an operator, a statement or a re-sent execute.
+    (State::Unknown, State::Executed),
+    (State::Unknown, State::ExecuteFailed),
+];
+
+/// Whether payrun may move a payout from `from` to `to`.
+pub fn allowed(from: State, to: State) -> bool {
+    TRANSITIONS.contains(&(from, to))
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_names_round_trip() {
+        for st in State::ALL {
+            assert_eq!(State::parse(st.as_str()), Ok(st));
+        }
+        assert_eq!(State::parse("bogus"), Err(UnknownState("bogus".into())));
+    }
+
+    #[test]
+    fn nothing_leaves_a_state_that_may_have_paid_for_one_that_invites_paying_again() {
+        for &(from, to) in TRANSITIONS {
+            if from.may_have_paid() {
+                assert!(
+                    to.may_have_paid() || to == State::ExecuteFailed || to == State::Initiated,
+                    "{from} -> {to}"
+                );
+            }
+            // Executed is never left.
+            assert_ne!(from, State::Executed, "{from} -> {to}");
+        }
+    }
+
+    #[test]
+    fn final_states_are_only_left_by_settling_unknown() {
+        for &(from, to) in TRANSITIONS {
+            if from.is_final() {
+                assert_eq!(from, State::Unknown, "{from} -> {to}");
+                assert!(matches!(to, State::Executed | State::ExecuteFailed));
+            }
+        }
+    }
+}
