@@ -1,12 +1,20 @@
 //! The `payrun.toml` configuration file: its keys, their defaults, and the
 //! rule that an unknown key is an error naming it (a typo such as `ambigous`
 //! in a payments config must never be silently ignored). Command-line flags
-//! override the file; the merge happens in `cli`.
+//! override the file; the merge happens once, in `cmd`. A leaf: it imports
+//! no other module of payrun.
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// Default database file, and the one used with `--sandbox` so that a demo
+/// run on the simulator can never be mistaken for a real run of the same file.
+pub const DEFAULT_DB: &str = "payrun.db";
+pub const DEFAULT_SANDBOX_DB: &str = "payrun-sandbox.db";
+/// Default report path: in the working directory, where an operator looks.
+pub const DEFAULT_REPORT: &str = "report.csv";
 
 /// Environment variable holding the provider's API key.
 pub const API_KEY_ENV: &str = "PAYRUN_API_KEY";
@@ -41,16 +49,9 @@ pub enum AmountUnit {
     Minor,
 }
 
-/// Sender details sent with every payout unless a row overrides them.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct SenderConfig {
-    pub email: Option<String>,
-    pub firstname: Option<String>,
-    pub lastname: Option<String>,
-    pub address: Option<String>,
-    pub phone: Option<String>,
-}
+/// Sender details sent with every payout unless a row overrides them: the
+/// same struct as a row's overrides.
+pub type SenderConfig = crate::payout::SenderOverride;
 
 /// The whole configuration file. Every key is optional; accessors give the
 /// defaults.

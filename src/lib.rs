@@ -1,29 +1,30 @@
-//! payrun: a batch payout processor. The library owns all the work; the
-//! `payrun` binary only parses the command line and maps the outcome to an exit
-//! code. One module per concern, as `DESIGN.md` section 1 lays out.
+//! payrun: a batch payout processor. The library owns all the work and
+//! returns data; `cmd` (one file per subcommand) shows it and chooses the
+//! exit code; the `payrun` binary only calls `cmd`. `ARCHITECTURE.md` maps
+//! the modules and their layers.
 
-pub mod card;
-pub mod cli;
+// Leaves: import no other module of payrun.
+pub mod exit;
+pub mod fault;
+pub mod output;
+pub mod shutdown;
+
+// Domain data and rules.
 pub mod config;
-pub mod engine;
-pub mod input;
 pub mod machine;
 pub mod payout;
+
+// Input, validation, the provider.
+pub mod card;
+pub mod input;
 pub mod provider;
-pub mod report;
 pub mod sandbox;
-pub mod store;
 pub mod validate;
 
-/// Process exit codes (DESIGN.md section 10). Scripts and cron jobs branch on
-/// these, so they are part of the interface and never change meaning.
-pub mod exit {
-    /// Every payout executed (or, for `validate`, every row valid).
-    pub const OK: i32 = 0;
-    /// The run could not proceed: bad config, I/O, authentication.
-    pub const FATAL: i32 = 1;
-    /// Validation found bad rows and nothing was sent.
-    pub const INVALID: i32 = 2;
-    /// The run finished with failed or unknown payouts.
-    pub const INCOMPLETE: i32 = 3;
-}
+// Persistence and the work.
+pub mod engine;
+pub mod report;
+pub mod store;
+
+// The command line: the only layer that prints or exits.
+pub mod cmd;

@@ -1,12 +1,15 @@
-//! The typed payout a valid input row becomes, and the payout state machine
-//! (DESIGN.md section 2). Shared by `validate` (which produces payouts),
+//! The typed payout a valid input row becomes; its states live in
+//! [`crate::machine`] (see `ARCHITECTURE.md`). Shared by `validate` (which produces payouts),
 //! `store` (which persists them) and `engine` (which moves them).
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-/// Optional per-row overrides of the configured sender.
+/// Sender details, each optional: the configured sender (`[sender]` in
+/// `payrun.toml`) and a row's overrides of it. One struct for both; the
+/// provider's body is [`crate::provider::wire::Sender`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SenderOverride {
     pub email: Option<String>,
     pub firstname: Option<String>,
@@ -41,3 +44,17 @@ pub struct Payout {
 }
 
 pub use crate::machine::State;
+
+/// The provider's sender body from configured details: a missing detail is
+/// sent empty.
+impl From<&SenderOverride> for crate::provider::wire::Sender {
+    fn from(s: &SenderOverride) -> Self {
+        crate::provider::wire::Sender {
+            email: s.email.clone().unwrap_or_default(),
+            firstname: s.firstname.clone().unwrap_or_default(),
+            lastname: s.lastname.clone().unwrap_or_default(),
+            address: s.address.clone().unwrap_or_default(),
+            phone: s.phone.clone().unwrap_or_default(),
+        }
+    }
+}

@@ -1,13 +1,12 @@
-//! The reconciliation report (DESIGN.md section 8): `report.csv` with one
-//! line per input row, the per-currency summary printed at the end and
-//! written as `PATH.summary.csv`, the `payrun report` command that writes
-//! them again from the database, and the formula-injection rule every cell
-//! taken from untrusted text goes through.
+//! The reconciliation report (README, "The report"): `report.csv` with one
+//! line per input row and the per-currency summary `PATH.summary.csv`, each
+//! written whole or not at all. Every cell taken from untrusted text goes
+//! through [`crate::output::safe_cell`].
 
+use crate::output::safe_cell;
 use crate::payout::State;
 use crate::store::{Store, Totals};
-use anyhow::{Context, Result, bail};
-use std::borrow::Cow;
+use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -26,38 +25,6 @@ pub const REPORT_HEADER: [&str; 12] = [
     "initiated_at",
     "executed_at",
 ];
-
-#[derive(Debug, clap::Args)]
-pub struct ReportArgs {
-    /// The checkpoint database.
-    #[arg(long, default_value = crate::engine::DEFAULT_DB)]
-    pub db: PathBuf,
-    /// The run (default: the latest).
-    #[arg(long)]
-    pub run: Option<i64>,
-    /// Where to write the report (`PATH.summary.csv` goes beside it).
-    #[arg(long)]
-    pub out: PathBuf,
-}
-
-pub fn command(args: ReportArgs) -> Result<i32> {
-    if !args.db.exists() {
-        bail!("no database at {}; pass --db", args.db.display());
-    }
-    let store = Store::open(&args.db)?;
-    let run = match args.run {
-        Some(id) => store
-            .run(id)?
-            .with_context(|| format!("no run {id} in {}", args.db.display()))?,
-        None => store
-            .latest_run()?
-            .with_context(|| format!("no runs in {}", args.db.display()))?,
-    };
-    let totals = write_report(&store, run.id, &args.out)?;
-    print_summary(&totals);
-    eprintln!("report of run {}: {}", run.id, args.out.display());
-    Ok(crate::exit::OK)
-}
 
 /// `PATH.summary.csv`.
 pub fn summary_path(report: &Path) -> PathBuf {
@@ -134,52 +101,9 @@ fn write_atomically(path: &Path, f: impl FnOnce(&mut std::fs::File) -> Result<()
     Ok(())
 }
 
-/// Prints the per-currency summary on stderr (stdout stays free for
-/// scripts).
-pub fn print_summary(totals: &Totals) {
-    if totals.is_empty() {
-        return;
-    }
-    eprintln!(
-        "{:<8} {:<16} {:>8} {:>20}",
-        "currency", "state", "count", "total"
-    );
-    for (currency, states) in totals {
-        for (state, t) in states {
-            eprintln!(
-                "{:<8} {:<16} {:>8} {:>20}",
-                currency,
-                state.as_str(),
-                t.count,
-                t.total
-            );
-        }
-    }
-}
-
-/// Makes a cell taken from untrusted text safe to open in a spreadsheet
-/// program: a leading `=`, `+`, `-`, `@`, tab or CR would start a formula
-/// (CSV injection), so such a cell is prefixed with `'`, which spreadsheet
-/// programs show as text and do not display.
-pub fn safe_cell(value: &str) -> Cow<'_, str> {
-    match value.as_bytes().first() {
-        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r') => Cow::Owned(format!("'{value}")),
-        _ => Cow::Borrowed(value),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formula_cells_are_neutralised() {
-        for bad in ["=1+1", "+33", "-2", "@SUM(A1)", "\tx", "\rx"] {
-            assert!(safe_cell(bad).starts_with('\''), "{bad:?}");
-        }
-        assert_eq!(safe_cell("Zoë O'Neil"), "Zoë O'Neil");
-        assert_eq!(safe_cell(""), "");
-    }
 
     #[test]
     fn summary_path_is_beside_the_report() {

@@ -1149,7 +1149,7 @@ fn run_group(
             Cmd::Stop => {}
         }
     }
-    crate::engine::fault::hit("before_commit");
+    crate::fault::hit("before_commit");
     tx.commit().context("cannot commit")?;
     // Advance the cursors only once the claims are durable.
     for (cmd, works) in group

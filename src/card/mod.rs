@@ -1,8 +1,8 @@
 //! Card payments (`payrun pay`): one 3-D Secure card payment through the
-//! provider's `POST /pay`, PCI-safe from end to end. This module owns the
-//! command (reading the request, choosing the provider, sending once,
-//! printing the outcome); `request` owns parsing, validation and the secret
-//! types; `outcome` owns what the answer means and how it is shown.
+//! provider's `POST /pay`, PCI-safe from end to end. This module owns
+//! reading the request and sending it once (the command line is
+//! `cmd::pay`); `request` owns parsing, validation and the secret types;
+//! `outcome` owns what the answer means and how it is shown.
 //!
 //! The PCI rules it keeps: card data arrives only in a JSON file or on
 //! standard input (never as flags, which land in shell history); the card
@@ -16,13 +16,11 @@ pub mod outcome;
 pub mod request;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use secrecy::zeroize::Zeroizing;
 
-use crate::config::Config;
-use crate::exit;
 use crate::provider::Client;
 
 pub use outcome::{PayReport, PayResult};
@@ -31,79 +29,6 @@ pub use request::{CardRequest, Defaults, FieldError, InvalidRequest, YearMonth};
 /// Largest request file accepted. A card payment request is well under 2 KiB;
 /// the bound keeps a wrong file (or an endless pipe) from being read whole.
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Format {
-    /// Sentences for people.
-    #[default]
-    Text,
-    /// One JSON object on standard output, for scripts.
-    Json,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct PayArgs {
-    /// The payment request as JSON (a file, or - for standard input). Card
-    /// data is never accepted as a flag: flags land in shell history.
-    #[arg(long, value_name = "FILE|-")]
-    pub request: PathBuf,
-    /// Config file (default: ./payrun.toml if present).
-    #[arg(long, value_name = "PATH")]
-    pub config: Option<PathBuf>,
-    /// The provider's base URL (default: `base_url` from the config).
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-}
-
-/// `payrun pay`. Exit codes: 0 the provider took the payment (3-D Secure
-/// redirect issued, or paid); 1 it could not proceed and nothing was charged
-/// (bad config, I/O, key refused, not sent, rate limited); 2 the request
-/// failed validation and nothing was sent; 3 refused, or the outcome is
-/// unknown (check the transaction_id with the provider).
-pub fn command(args: PayArgs) -> Result<i32> {
-    init_logging();
-    let config = Config::load(args.config.as_deref())?;
-    let json = match read_request(&args.request)? {
-        Ok(json) => json,
-        Err(invalid) => return Ok(print_invalid(&invalid, args.format)),
-    };
-    let defaults = Defaults {
-        merchant_id: config.merchant_id.as_deref(),
-        payment_method_id: config.card_payment_method_id.as_deref(),
-        amount_unit: config.amount_unit(),
-    };
-    let parsed = CardRequest::parse(&json, &defaults, YearMonth::current());
-    // The file's bytes (card data included) are wiped here, whatever the
-    // outcome of parsing.
-    drop(json);
-    let request = match parsed {
-        Ok(r) => r,
-        Err(invalid) => return Ok(print_invalid(&invalid, args.format)),
-    };
-
-    let base_url = args
-        .base_url
-        .or(config.base_url.clone())
-        .filter(|u| !u.trim().is_empty())
-        .context("no provider base URL: pass --base-url or set `base_url` in the config")?;
-    let client = {
-        let key = config.api_key()?;
-        Client::new(&base_url, &key)?
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let report = runtime.block_on(pay(&client, request));
-    match args.format {
-        Format::Text => print!("{}", report.to_text()),
-        Format::Json => println!("{}", report.to_json()),
-    }
-    Ok(report.exit_code())
-}
 
 /// Sends one card payment, once, and classifies the answer. The request is
 /// consumed: its secrets are wiped when this returns. Whatever the answer,
@@ -131,26 +56,6 @@ pub async fn pay(client: &Client, request: CardRequest) -> PayReport {
     report
 }
 
-/// Logs go to standard error, filtered by `RUST_LOG` (default: warnings).
-/// Nothing payrun logs for a card payment carries more than the masked
-/// number; the end-to-end tests check this at `RUST_LOG=trace`.
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
-}
-
-fn print_invalid(invalid: &InvalidRequest, format: Format) -> i32 {
-    match format {
-        Format::Text => eprint!("error: {}", outcome::invalid_text(invalid)),
-        Format::Json => println!("{}", outcome::invalid_json(invalid)),
-    }
-    exit::INVALID
-}
-
 /// Reads the request from `path` (`-` is standard input) into a buffer that
 /// is wiped on drop. I/O failures are errors (exit 1); a file too large to be
 /// a request is a validation error (exit 2).
@@ -160,7 +65,9 @@ fn print_invalid(invalid: &InvalidRequest, format: Format) -> i32 {
 /// behind), and standard input is read through its own file descriptor,
 /// bypassing the process-wide buffer of `std::io::stdin`, which is never
 /// wiped.
-fn read_request(path: &Path) -> Result<std::result::Result<Zeroizing<Vec<u8>>, InvalidRequest>> {
+pub fn read_request(
+    path: &Path,
+) -> Result<std::result::Result<Zeroizing<Vec<u8>>, InvalidRequest>> {
     let mut buf = Zeroizing::new(Vec::with_capacity(MAX_REQUEST_BYTES + 1));
     let limit = MAX_REQUEST_BYTES as u64 + 1;
     if path.as_os_str() == "-" {

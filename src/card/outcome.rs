@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::exit;
+use crate::exit::Exit;
 use crate::provider::Outcome;
 use crate::provider::wire::codes;
 
@@ -65,18 +65,22 @@ impl PayResult {
         }
     }
 
-    /// The exit code (DESIGN.md section 10 applied to one payment):
+    /// The exit code (README, "Exit codes", applied to one payment):
     /// 0 the provider took it (3-D Secure redirect issued, or paid);
     /// 1 it could not proceed and the provider did not process it (not sent,
     /// key refused, rate limited); 3 refused, or the outcome is unknown.
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit(&self) -> Exit {
         match self {
-            PayResult::Redirect { .. } | PayResult::Paid { .. } => exit::OK,
+            PayResult::Redirect { .. } | PayResult::Paid { .. } => Exit::Ok,
             PayResult::NotSent { .. }
             | PayResult::Unauthorized { .. }
-            | PayResult::RateLimited { .. } => exit::FATAL,
-            PayResult::Refused { .. } | PayResult::Unknown { .. } => exit::INCOMPLETE,
+            | PayResult::RateLimited { .. } => Exit::Fatal,
+            PayResult::Refused { .. } | PayResult::Unknown { .. } => Exit::Incomplete,
         }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        self.exit().code()
     }
 }
 
@@ -223,7 +227,7 @@ impl PayReport {
 pub fn invalid_json(invalid: &InvalidRequest) -> Value {
     json!({
         "outcome": "invalid",
-        "exit_code": exit::INVALID,
+        "exit_code": Exit::Invalid.code(),
         "message": "the request failed validation; nothing was sent",
         "errors": invalid.errors.iter().map(|e: &FieldError| json!({
             "field": e.field,

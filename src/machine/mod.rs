@@ -4,6 +4,8 @@
 //! database is checked against [`allowed`] and against the state it comes
 //! from. See `ARCHITECTURE.md`, "The state machine".
 
+pub mod decide;
+
 use serde::{Deserialize, Serialize};
 
 /// States of a payout. Stored as their snake_case names.
@@ -119,6 +121,20 @@ pub const OPEN: &[State] = &[
 
 /// States in which money may have moved (or has).
 pub const MAY_HAVE_PAID: &[State] = &[State::Executing, State::Executed, State::Unknown];
+
+/// States that show a run was started on the provider's side: initiated,
+/// executing or paid. An edited copy of such a run's file is refused.
+pub const SENT_OR_PAID: &[State] = &[
+    State::Executed,
+    State::Executing,
+    State::Initiated,
+    State::Unknown,
+];
+
+/// States a run picks up where an earlier process left them, in the order
+/// it resumes them: money possibly in flight first. What each resumes to is
+/// [`decide::resume_phase`].
+pub const RESUMED: &[State] = &[State::Executing, State::Initiating, State::Initiated];
 
 /// States an operator must look at (`payrun reconcile` lists them).
 pub const NEEDS_OPERATOR: &[State] = &[State::Unknown];

@@ -1,0 +1,159 @@
+//! The command line: one file per subcommand, each with its clap arguments
+//! and its printing (the layout of xsv/qsv's `cmd/`). Commands resolve flags
+//! and `payrun.toml` once into the settings the library takes, call it, show
+//! what it returns, and map it to an [`Exit`]. Only this layer (and
+//! `main.rs`) prints, builds the async runtime, installs signal handlers,
+//! sets up logging or exits the process.
+
+pub mod pay;
+pub mod reconcile;
+pub mod report;
+pub mod run;
+pub mod sandbox;
+pub mod status;
+pub mod validate;
+
+use crate::exit::Exit;
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "payrun",
+    version,
+    about = "Batch payout processor: validates a payroll file, pays every row exactly once through the provider's two-step payout API, survives crashes, and writes a reconciliation report."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check a payroll file without sending anything.
+    Validate(validate::ValidateArgs),
+    /// Validate, import and pay a payroll file (resumes an interrupted run).
+    Run(run::RunArgs),
+    /// Show the runs in a database: counts per state and totals per currency.
+    Status(status::StatusArgs),
+    /// Write the reconciliation report of a run again.
+    Report(report::ReportArgs),
+    /// List and resolve payouts whose outcome is unknown.
+    Reconcile(reconcile::ReconcileArgs),
+    /// Serve the provider simulator.
+    Sandbox(sandbox::SandboxArgs),
+    /// Make one 3-D Secure card payment.
+    Pay(pay::PayArgs),
+}
+
+/// Runs the chosen subcommand.
+pub fn run(cli: Cli) -> Result<Exit> {
+    match cli.command {
+        Command::Validate(args) => validate::command(args),
+        Command::Run(args) => run::command(args),
+        Command::Status(args) => status::command(args),
+        Command::Report(args) => report::command(args),
+        Command::Reconcile(args) => reconcile::command(args),
+        Command::Sandbox(args) => sandbox::command(args),
+        Command::Pay(args) => pay::command(args),
+    }
+}
+
+/// The error ended because whoever read standard output went away
+/// (`payrun status | head`): not a failure of payrun.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Logs go to standard error, filtered by `RUST_LOG` (else `default`).
+/// Nothing payrun logs carries a secret or card data beyond its masked
+/// number; the end-to-end tests check this at `RUST_LOG=trace`.
+pub fn init_logging(format: LogFormat, default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}
+
+/// The async runtime, built in this one place. `workers: None` lets tokio
+/// choose (one per core).
+pub fn runtime(workers: Option<usize>) -> Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = workers {
+        builder.worker_threads(n);
+    }
+    builder
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Resolves on the first Ctrl-C or SIGTERM, then returns a future that
+/// resolves on each later Ctrl-C. Handlers are installed when this is
+/// called (inside the runtime).
+#[cfg(unix)]
+pub struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+#[cfg(unix)]
+impl Signals {
+    pub fn install() -> Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt()).context("cannot watch SIGINT")?,
+            terminate: signal(SignalKind::terminate()).context("cannot watch SIGTERM")?,
+        })
+    }
+
+    /// Ctrl-C or SIGTERM: a request to stop cleanly.
+    pub async fn stop_requested(&mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
+    }
+
+    /// Ctrl-C only: an operator insisting.
+    pub async fn interrupted(&mut self) {
+        if self.interrupt.recv().await.is_none() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+#[cfg(not(unix))]
+pub struct Signals;
+
+#[cfg(not(unix))]
+impl Signals {
+    pub fn install() -> Result<Signals> {
+        Ok(Signals)
+    }
+
+    pub async fn stop_requested(&mut self) {
+        self.interrupted().await
+    }
+
+    pub async fn interrupted(&mut self) {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! `payrun report`: writes the report of a run again from the database,
+//! and the per-currency summary shown at the end of `run` and `report`.
+
+use crate::config::DEFAULT_DB;
+use crate::exit::Exit;
+use crate::report::write_report;
+use crate::store::{Store, Totals};
+use anyhow::{Context, Result, bail};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The checkpoint database.
+    #[arg(long, default_value = DEFAULT_DB)]
+    pub db: PathBuf,
+    /// The run (default: the latest).
+    #[arg(long)]
+    pub run: Option<i64>,
+    /// Where to write the report (`PATH.summary.csv` goes beside it).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn command(args: ReportArgs) -> Result<Exit> {
+    if !args.db.exists() {
+        bail!("no database at {}; pass --db", args.db.display());
+    }
+    let store = Store::open(&args.db)?;
+    let run = match args.run {
+        Some(id) => store
+            .run(id)?
+            .with_context(|| format!("no run {id} in {}", args.db.display()))?,
+        None => store
+            .latest_run()?
+            .with_context(|| format!("no runs in {}", args.db.display()))?,
+    };
+    let totals = write_report(&store, run.id, &args.out)?;
+    show_summary(&totals);
+    eprintln!("report of run {}: {}", run.id, args.out.display());
+    Ok(Exit::Ok)
+}
+
+/// The per-currency summary, on stderr (stdout stays free for scripts).
+pub fn show_summary(totals: &Totals) {
+    if totals.is_empty() {
+        return;
+    }
+    eprintln!(
+        "{:<8} {:<16} {:>8} {:>20}",
+        "currency", "state", "count", "total"
+    );
+    for (currency, states) in totals {
+        for (state, t) in states {
+            eprintln!(
+                "{:<8} {:<16} {:>8} {:>20}",
+                currency,
+                state.as_str(),
+                t.count,
+                t.total
+            );
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! `payrun validate`: checks a payroll file without sending anything and
+//! prints a summary (text or JSON) of what would be paid and what is wrong.
+
+use crate::config::Config;
+use crate::exit::Exit;
+use crate::validate::{FieldError, RowOutcome, ScanOptions, Summary, scan};
+use anyhow::Result;
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// The payroll file: CSV (`,` or `;`, UTF-8), or a workbook (.xlsx, .xls, .ods).
+    pub file: PathBuf,
+    /// Config file (default: ./payrun.toml if present).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Write the rejected rows, as they came in plus a `reasons` column, to this file.
+    #[arg(long, value_name = "PATH")]
+    pub rejected: Option<PathBuf>,
+    /// Output format of the summary.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Worksheet to read in a workbook (default: the first).
+    #[arg(long, value_name = "NAME")]
+    pub sheet: Option<String>,
+}
+
+/// Rejected rows whose errors are printed; the rest are counted. A file
+/// exported with a wrong column can reject every one of a million rows, and
+/// the full list belongs in `--rejected`, not the terminal.
+const MAX_SHOWN_ROWS: usize = 100;
+
+/// The JSON output: the summary plus the errors of the first rejected rows.
+#[derive(Serialize)]
+struct JsonOutput<'a> {
+    file: String,
+    #[serde(flatten)]
+    summary: &'a Summary,
+    errors: &'a [FieldError],
+    /// Rejected rows whose errors are not in `errors`.
+    rejected_rows_not_shown: u64,
+    rejected_file: Option<String>,
+}
+
+pub fn command(args: ValidateArgs) -> Result<Exit> {
+    let cfg = Config::load(args.config.as_deref())?;
+    let opts = ScanOptions {
+        sheet: args.sheet.clone(),
+        rejected_path: args.rejected.clone(),
+    };
+    let mut shown: Vec<FieldError> = Vec::new();
+    let mut shown_rows = 0usize;
+    let mut not_shown = 0u64;
+    let summary = scan(&args.file, &cfg, &opts, |outcome| {
+        if let RowOutcome::Rejected(r) = outcome {
+            if shown_rows < MAX_SHOWN_ROWS {
+                shown_rows += 1;
+                shown.extend(r.errors.iter().cloned());
+            } else {
+                not_shown += 1;
+            }
+        }
+        Ok(())
+    })?;
+
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match args.format {
+        Format::Json => {
+            let json = JsonOutput {
+                file: args.file.display().to_string(),
+                summary: &summary,
+                errors: &shown,
+                rejected_rows_not_shown: not_shown,
+                rejected_file: args.rejected.as_ref().map(|p| p.display().to_string()),
+            };
+            serde_json::to_writer_pretty(&mut out, &json)?;
+            writeln!(out)?;
+        }
+        Format::Text => write_text(&mut out, &args, &summary, &shown, not_shown)?,
+    }
+    out.flush()?;
+    Ok(if summary.rejected > 0 {
+        Exit::Invalid
+    } else {
+        Exit::Ok
+    })
+}
+
+fn write_text(
+    out: &mut impl Write,
+    args: &ValidateArgs,
+    summary: &Summary,
+    shown: &[FieldError],
+    not_shown: u64,
+) -> Result<()> {
+    writeln!(
+        out,
+        "{}: {} row{}, {} valid, {} rejected",
+        args.file.display(),
+        summary.rows,
+        if summary.rows == 1 { "" } else { "s" },
+        summary.valid,
+        summary.rejected
+    )?;
+    if !summary.currencies.is_empty() {
+        writeln!(out, "\nValid rows per currency:")?;
+        writeln!(out, "  {:<8} {:>9} {:>20}", "currency", "rows", "total")?;
+        for (code, t) in &summary.currencies {
+            writeln!(out, "  {:<8} {:>9} {:>20}", code, t.count, t.total)?;
+        }
+    }
+    if summary.rejected == 0 {
+        writeln!(out, "\nAll rows are valid.")?;
+        return Ok(());
+    }
+    writeln!(out, "\nRejected rows:")?;
+    for e in shown {
+        writeln!(out, "  {e}")?;
+    }
+    if not_shown > 0 {
+        writeln!(
+            out,
+            "  ... and {not_shown} more rejected rows{}",
+            if args.rejected.is_some() {
+                " (all are in the rejected file)"
+            } else {
+                " (use --rejected PATH to get them all)"
+            }
+        )?;
+    }
+    match &args.rejected {
+        Some(p) => writeln!(
+            out,
+            "\nThe rejected rows and their reasons are in {}: fix them there and validate that file again.",
+            p.display()
+        )?,
+        None => writeln!(
+            out,
+            "\nNothing was sent. Add --rejected rejected.csv to get the rejected rows with their reasons in a file."
+        )?,
+    }
+    Ok(())
+}

@@ -1,0 +1,200 @@
+//! One payout's calls: initiate, then execute, each followed by the commit
+//! of what [`crate::machine::decide`] decided. This file carries decisions
+//! out (writes the transition, counts, halts a currency, stops the run); it
+//! chooses no state itself.
+
+use super::retry::{Call, CallEnd, call_with_retries};
+use super::{Ctx, Stop};
+use crate::fault;
+use crate::machine::decide::{
+    self, Answer, Count, Decision, ExecuteStart, Facts, Note, Phase, Policy, StopKind,
+};
+use crate::provider::Outcome;
+use crate::provider::wire::codes::INSUFFICIENT_BALANCE;
+use crate::store::{Transition, Work};
+use anyhow::Result;
+use std::sync::atomic::Ordering;
+
+/// A provider outcome reduced to what decides the next state.
+pub fn answer_of(outcome: Option<&Outcome>) -> Answer {
+    match outcome {
+        None => Answer::Stopped,
+        Some(Outcome::Accepted { .. }) => Answer::Accepted,
+        Some(Outcome::Refused {
+            transaction_failed,
+            code,
+            ..
+        }) => Answer::Refused {
+            transaction_failed: *transaction_failed,
+            insufficient_balance: code == INSUFFICIENT_BALANCE,
+        },
+        Some(Outcome::Unauthorized { .. }) => Answer::Unauthorized,
+        Some(Outcome::RateLimited { .. }) => Answer::RateLimited,
+        Some(Outcome::NotSent { .. }) => Answer::NotSent,
+        Some(Outcome::Ambiguous { .. }) => Answer::Ambiguous,
+    }
+}
+
+/// Drives one payout from its current phase to its next resting state.
+pub(super) async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
+    let resumed = match phase {
+        Phase::Initiate { resumed } => {
+            if !initiate(ctx, &work, resumed).await? {
+                return Ok(());
+            }
+            // The intent to execute was committed with the initiation.
+            return send_execute(ctx, &work, false).await;
+        }
+        Phase::Execute { resumed } => resumed,
+    };
+    match decide::execute_start(work.state, resumed, policy(ctx, &work)) {
+        ExecuteStart::Skip => Ok(()),
+        ExecuteStart::Hold(d) => carry_out(ctx, &work, d, None, 0).await,
+        ExecuteStart::Intent => {
+            let t = Transition::new(work.id, work.state, crate::machine::State::Executing);
+            ctx.writer.apply(vec![t]).await?;
+            fault::hit("after_intent_commit");
+            send_execute(ctx, &work, false).await
+        }
+        ExecuteStart::Send => send_execute(ctx, &work, resumed).await,
+    }
+}
+
+fn policy(ctx: &Ctx, work: &Work) -> Policy {
+    Policy {
+        initiate_only: ctx.opts.initiate_only,
+        currency_halted: ctx.halted(&work.request.currency),
+        hold_ambiguous: ctx.opts.ambiguous == crate::config::Ambiguous::Hold,
+    }
+}
+
+/// Sends the initiation and commits its outcome. Returns whether the
+/// payout went on to `executing` (its execute is to be sent now).
+async fn initiate(ctx: &Ctx, work: &Work, resumed: bool) -> Result<bool> {
+    let end = call_with_retries(ctx, Call::Initiate, work).await;
+    if end.outcome.is_some() {
+        fault::hit("after_answer");
+    }
+    let d = decide::after_initiate(
+        answer_of(end.outcome.as_ref()),
+        facts(&end, resumed),
+        policy(ctx, work),
+    );
+    carry_out(ctx, work, d, end.outcome.as_ref(), end.sent).await?;
+    if d.then_execute {
+        fault::hit("after_intent_commit");
+    }
+    Ok(d.then_execute)
+}
+
+/// Sends the execute of a payout whose intent is committed, and commits
+/// its outcome.
+async fn send_execute(ctx: &Ctx, work: &Work, resumed: bool) -> Result<()> {
+    let end = call_with_retries(ctx, Call::Execute, work).await;
+    if end.outcome.is_some() {
+        fault::hit("after_answer");
+    }
+    let d = decide::after_execute(answer_of(end.outcome.as_ref()), facts(&end, resumed));
+    carry_out(ctx, work, d, end.outcome.as_ref(), end.sent).await
+}
+
+fn facts(end: &CallEnd, resumed: bool) -> Facts {
+    Facts {
+        resumed,
+        maybe_landed: end.maybe_landed,
+        sent: end.sent,
+    }
+}
+
+/// Writes a decision: counts, halts, commits the transition, then stops
+/// the run if asked.
+async fn carry_out(
+    ctx: &Ctx,
+    work: &Work,
+    d: Decision,
+    outcome: Option<&Outcome>,
+    sent: u32,
+) -> Result<()> {
+    let Some(to) = d.to else {
+        return Ok(());
+    };
+    let mut t = Transition::new(work.id, d.from, to);
+    if d.attempts {
+        t.attempts = sent;
+    }
+    (t.code, t.message) = note(d.note, outcome, sent, &work.request.currency);
+    t.stamp_initiated = d.stamp_initiated;
+    t.stamp_executed = d.stamp_executed;
+    if let Some(c) = d.count {
+        let counter = match c {
+            Count::Initiated => &ctx.counters.initiated,
+            Count::Executed => &ctx.counters.executed,
+            Count::Failed => &ctx.counters.failed,
+            Count::Unknown => &ctx.counters.unknown,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+    if d.halt_currency {
+        ctx.halt(&work.request.currency);
+    }
+    ctx.writer.apply(vec![t]).await?;
+    if let (Some(kind), Some(outcome)) = (d.stop, outcome) {
+        ctx.request_stop(match (kind, outcome) {
+            (StopKind::Unauthorized, Outcome::Unauthorized { http, message }) => {
+                Stop::Unauthorized(format!("HTTP {http}: {message}"))
+            }
+            (StopKind::Unauthorized, other) => Stop::Unauthorized(other.message().to_string()),
+            (StopKind::Unreachable, other) => Stop::Unreachable(failure_message(other, sent)),
+        });
+    }
+    Ok(())
+}
+
+/// The provider code and message a decision records.
+fn note(
+    note: Note,
+    outcome: Option<&Outcome>,
+    sent: u32,
+    currency: &str,
+) -> (Option<String>, Option<String>) {
+    let code = || outcome.map(|o| o.code().to_string());
+    match note {
+        Note::Keep => (None, None),
+        Note::Answer => (code(), outcome.map(|o| o.message().to_string())),
+        Note::Failure => (code(), outcome.map(|o| failure_message(o, sent))),
+        Note::WalletRanOut => (
+            Some("NOT_EXECUTED".into()),
+            Some(format!(
+                "not executed: the {currency} wallet ran out; top it up and run again"
+            )),
+        ),
+        Note::Held => (
+            Some("AMBIGUOUS_HELD".into()),
+            Some(
+                "interrupted while executing; held for `payrun reconcile` (ambiguous = hold)"
+                    .into(),
+            ),
+        ),
+        Note::OutcomeUnknown => (
+            code(),
+            outcome.map(|o| {
+                format!(
+                    "outcome unknown after {sent} request(s): {}; check with the provider, then `payrun reconcile`",
+                    o.message()
+                )
+            }),
+        ),
+    }
+}
+
+fn failure_message(outcome: &Outcome, sent: u32) -> String {
+    match outcome {
+        Outcome::Refused { message, .. } => message.clone(),
+        Outcome::NotSent { detail } => {
+            format!("not sent after {sent} attempt(s): {detail}")
+        }
+        Outcome::Ambiguous { detail } => format!("gave up after {sent} attempt(s): {detail}"),
+        Outcome::RateLimited { .. } => format!("still rate limited after {sent} attempt(s)"),
+        other => other.message().to_string(),
+    }
+}

@@ -1,0 +1,115 @@
+//! The retry policy of one provider call: which answers are retried, how
+//! often, with what backoff, and what is known at the end (requests sent,
+//! whether one may have been carried out). It chooses no state: it hands
+//! its [`CallEnd`] to the decisions of [`crate::machine::decide`].
+
+use super::Ctx;
+use crate::config::Ambiguous;
+use crate::fault;
+use crate::provider::Outcome;
+use crate::store::Work;
+use rand::Rng;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Attempts per call for answers that are safe to retry (request not sent;
+/// 5xx on an initiation). Eight attempts with capped backoff span up to ~20 s:
+/// enough to ride out a blip, not enough to hammer a provider that is down.
+pub const MAX_ATTEMPTS: u32 = 8;
+/// 429s tolerated in a row for one call before the payout is given up for
+/// this run (it stays resumable). A provider that keeps answering 429 after
+/// this many pauses is not going to recover within the run.
+pub const MAX_RATE_LIMITED: u32 = 50;
+/// Backoff base and cap (full jitter: a random wait in `[0, min(cap, base * 2^n))`).
+/// The cap keeps one payout from waiting longer than a provider blip lasts.
+pub const BACKOFF_BASE: Duration = Duration::from_millis(100);
+pub const BACKOFF_CAP: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    Initiate,
+    Execute,
+}
+
+/// The end of one call, after retries.
+pub struct CallEnd {
+    /// `None` when the run is stopping and no final answer was obtained.
+    pub outcome: Option<Outcome>,
+    /// Requests that left (or may have left) the process.
+    pub sent: u32,
+    /// Some attempt may have been carried out by the provider.
+    pub maybe_landed: bool,
+}
+
+/// One call with the retry policy (README, "Retries"): not-sent answers and
+/// 5xx on an initiation are retried with backoff; 429 waits for the shared
+/// limiter; an ambiguous execute is re-sent only with `ambiguous = resend`.
+pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> CallEnd {
+    let mut end = CallEnd {
+        outcome: None,
+        sent: 0,
+        maybe_landed: false,
+    };
+    let mut failures = 0u32;
+    let mut limited = 0u32;
+    loop {
+        ctx.limiter.acquire().await;
+        if ctx.stopping() {
+            return end;
+        }
+        if end.sent == 0 {
+            fault::hit("before_send");
+        }
+        end.sent += 1;
+        ctx.counters.calls.fetch_add(1, Ordering::Relaxed);
+        let outcome = match call {
+            Call::Initiate => ctx.client.initiate(&work.request).await,
+            Call::Execute => ctx.client.execute(&work.request.transaction_id).await,
+        };
+        tracing::debug!(
+            transaction_id = %work.request.transaction_id,
+            call = ?call,
+            code = outcome.code(),
+            "provider answered"
+        );
+        // (give up now, wait before the next attempt)
+        let (give_up, wait) = match outcome {
+            // The shared limiter already paused everyone.
+            Outcome::RateLimited { retry_after } => {
+                ctx.limiter.on_rate_limited(retry_after);
+                limited += 1;
+                (limited >= MAX_RATE_LIMITED, false)
+            }
+            Outcome::NotSent { .. } => {
+                failures += 1;
+                (failures >= MAX_ATTEMPTS, true)
+            }
+            Outcome::Ambiguous { .. } => {
+                end.maybe_landed = true;
+                failures += 1;
+                let resend = call == Call::Initiate || ctx.opts.ambiguous == Ambiguous::Resend;
+                (!resend || failures >= MAX_ATTEMPTS, true)
+            }
+            _ => {
+                ctx.limiter.on_success();
+                (true, false)
+            }
+        };
+        if give_up {
+            end.outcome = Some(outcome);
+            return end;
+        }
+        if wait {
+            backoff(failures).await;
+        }
+    }
+}
+
+/// Full-jitter exponential backoff.
+async fn backoff(attempt: u32) {
+    let ceiling = BACKOFF_BASE
+        .saturating_mul(1u32 << attempt.min(16))
+        .min(BACKOFF_CAP);
+    let wait = rand::rng().random_range(0..=ceiling.as_millis() as u64);
+    tokio::time::sleep(Duration::from_millis(wait)).await;
+}

@@ -1,0 +1,399 @@
+//! The decisions of the state machine, as pure functions: given where a
+//! payout stands, what the provider answered (reduced to an [`Answer`]),
+//! what is known about the attempt ([`Facts`]) and the run's options
+//! ([`Policy`]), they say which state to write, what to record, whether to
+//! count, halt a currency or stop the run. The engine (`pay_one`, the resume
+//! queue) and `reconcile` only carry these decisions out: no state is chosen
+//! anywhere else. See `ARCHITECTURE.md`, "Money invariants".
+
+use super::State;
+
+/// One call's end, after retries, reduced to what decides the next state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// The run stopped before any final answer.
+    Stopped,
+    Accepted,
+    /// A business refusal. `transaction_failed`: the provider recorded the
+    /// transaction itself as failed. `insufficient_balance`: the wallet of
+    /// the currency ran out.
+    Refused {
+        transaction_failed: bool,
+        insufficient_balance: bool,
+    },
+    /// The key was refused.
+    Unauthorized,
+    /// Still rate limited after the retries.
+    RateLimited,
+    /// Never sent, after the retries.
+    NotSent,
+    /// May have been carried out, and retries ended.
+    Ambiguous,
+}
+
+impl Answer {
+    /// Every kind of answer, for tests that cover them all.
+    pub const ALL: [Answer; 10] = [
+        Answer::Stopped,
+        Answer::Accepted,
+        Answer::Refused {
+            transaction_failed: false,
+            insufficient_balance: false,
+        },
+        Answer::Refused {
+            transaction_failed: true,
+            insufficient_balance: false,
+        },
+        Answer::Refused {
+            transaction_failed: false,
+            insufficient_balance: true,
+        },
+        Answer::Refused {
+            transaction_failed: true,
+            insufficient_balance: true,
+        },
+        Answer::Unauthorized,
+        Answer::RateLimited,
+        Answer::NotSent,
+        Answer::Ambiguous,
+    ];
+}
+
+/// What is known about the attempt that produced the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Facts {
+    /// The payout was found in its intent state when the run started: a
+    /// request of an earlier process may have reached the provider.
+    pub resumed: bool,
+    /// Some attempt of this call may have been carried out.
+    pub maybe_landed: bool,
+    /// Requests that left (or may have left) in this call.
+    pub sent: u32,
+}
+
+impl Facts {
+    /// The provider may have acted on this payout already.
+    pub fn uncertain(self) -> bool {
+        self.resumed || self.maybe_landed
+    }
+}
+
+/// The run's options and conditions that a decision depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Policy {
+    /// `--initiate-only`: no payout is executed.
+    pub initiate_only: bool,
+    /// The payout's currency ran out of balance earlier in this run.
+    pub currency_halted: bool,
+    /// `ambiguous = hold`: an interrupted execution is parked as unknown.
+    pub hold_ambiguous: bool,
+}
+
+/// What to record as the payout's provider code and message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Note {
+    /// Keep the recorded ones.
+    Keep,
+    /// The answer's code and message.
+    Answer,
+    /// The answer's code and a sentence saying how the call failed.
+    Failure,
+    /// `NOT_EXECUTED`: the currency's wallet ran out.
+    WalletRanOut,
+    /// `AMBIGUOUS_HELD`: parked for an operator by `ambiguous = hold`.
+    Held,
+    /// The answer's code, and "outcome unknown after N request(s)".
+    OutcomeUnknown,
+}
+
+/// Why the run must stop after this payout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopKind {
+    Unauthorized,
+    Unreachable,
+}
+
+/// Which run counter this decision adds one to (progress display).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    Initiated,
+    Executed,
+    Failed,
+    Unknown,
+}
+
+/// One decision. `to: None` writes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    pub from: State,
+    pub to: Option<State>,
+    pub note: Note,
+    /// Add the call's requests to the payout's attempts.
+    pub attempts: bool,
+    pub stamp_initiated: bool,
+    pub stamp_executed: bool,
+    pub count: Option<Count>,
+    pub stop: Option<StopKind>,
+    /// Execute no more payouts of this currency in this run.
+    pub halt_currency: bool,
+    /// The intent to execute is committed: send the execute next.
+    pub then_execute: bool,
+}
+
+impl Decision {
+    fn write(from: State, to: State) -> Decision {
+        Decision {
+            from,
+            to: Some(to),
+            note: Note::Keep,
+            attempts: true,
+            stamp_initiated: false,
+            stamp_executed: false,
+            count: None,
+            stop: None,
+            halt_currency: false,
+            then_execute: false,
+        }
+    }
+
+    fn nothing(from: State) -> Decision {
+        Decision {
+            to: None,
+            attempts: false,
+            ..Decision::write(from, from)
+        }
+    }
+}
+
+/// The step a payout is at when it is handed to a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Send `/initiates`. `resumed`: the payout was found `initiating`.
+    Initiate { resumed: bool },
+    /// Send `/executes`. `resumed`: found `executing` (outcome unknown).
+    Execute { resumed: bool },
+}
+
+/// Where a payout found open at the start of a run picks up, if anywhere.
+/// Intent states are resumed as such (their outcome is open); `initiated`
+/// waits for a run without `--initiate-only`.
+pub fn resume_phase(state: State, initiate_only: bool) -> Option<Phase> {
+    match state {
+        State::Initiating => Some(Phase::Initiate { resumed: true }),
+        State::Executing => Some(Phase::Execute { resumed: true }),
+        State::Initiated if !initiate_only => Some(Phase::Execute { resumed: false }),
+        _ => None,
+    }
+}
+
+/// A payout claimed (`pending → initiating`) whose request never left
+/// because the run stopped: back to pending. Resumed intents stay as they
+/// are: their outcome is still open.
+pub fn unsent_claim(phase: Phase) -> Option<(State, State)> {
+    (phase == Phase::Initiate { resumed: false }).then_some((State::Initiating, State::Pending))
+}
+
+/// The end of an initiation (the payout is `initiating`).
+pub fn after_initiate(answer: Answer, facts: Facts, policy: Policy) -> Decision {
+    let from = State::Initiating;
+    // Where a payout whose initiation did not settle goes: back to pending
+    // if the request surely never reached the provider, else it stays an
+    // intent for the next run to re-send under the same id.
+    let back = if facts.uncertain() {
+        State::Initiating
+    } else {
+        State::Pending
+    };
+    match answer {
+        Answer::Stopped if facts.uncertain() => Decision::nothing(from),
+        Answer::Stopped => Decision::write(from, State::Pending),
+        Answer::Accepted => {
+            let execute = !(policy.initiate_only || policy.currency_halted);
+            let to = if execute {
+                State::Executing
+            } else {
+                State::Initiated
+            };
+            Decision {
+                note: if !execute && !policy.initiate_only {
+                    Note::WalletRanOut
+                } else {
+                    Note::Answer
+                },
+                stamp_initiated: true,
+                count: Some(Count::Initiated),
+                then_execute: execute,
+                ..Decision::write(from, to)
+            }
+        }
+        Answer::Unauthorized => Decision {
+            stop: Some(StopKind::Unauthorized),
+            ..Decision::write(from, back)
+        },
+        // Initiation moves no money: a refused initiation is final and safe.
+        Answer::Refused { .. } => Decision {
+            note: Note::Failure,
+            count: Some(Count::Failed),
+            ..Decision::write(from, State::InitiateFailed)
+        },
+        // Retries exhausted on a transport failure: the provider is down or
+        // overloaded, not refusing this payout. Stop with it resumable.
+        Answer::RateLimited | Answer::NotSent | Answer::Ambiguous => Decision {
+            stop: Some(StopKind::Unreachable),
+            ..Decision::write(from, back)
+        },
+    }
+}
+
+/// What happens to a payout about to be executed, before anything is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecuteStart {
+    /// Leave it as it is (its currency ran out of balance in this run).
+    Skip,
+    /// Commit the intent (`initiated → executing`), then send.
+    Intent,
+    /// The intent is committed already: send.
+    Send,
+    /// Park it as unknown (`ambiguous = hold`), send nothing.
+    Hold(Decision),
+}
+
+/// The first step of an execution of a payout found in `state`.
+pub fn execute_start(state: State, resumed: bool, policy: Policy) -> ExecuteStart {
+    if !resumed && state == State::Initiated {
+        return if policy.currency_halted {
+            ExecuteStart::Skip
+        } else {
+            ExecuteStart::Intent
+        };
+    }
+    if resumed && policy.hold_ambiguous {
+        return ExecuteStart::Hold(Decision {
+            note: Note::Held,
+            count: Some(Count::Unknown),
+            ..Decision::write(State::Executing, State::Unknown)
+        });
+    }
+    ExecuteStart::Send
+}
+
+/// The end of an execution (the payout is `executing`: money may move).
+pub fn after_execute(answer: Answer, facts: Facts) -> Decision {
+    let from = State::Executing;
+    let uncertain = facts.uncertain();
+    match answer {
+        Answer::Stopped if !uncertain => Decision::write(from, State::Initiated),
+        Answer::Stopped if facts.sent > 0 => Decision::write(from, State::Executing),
+        Answer::Stopped => Decision::nothing(from),
+        Answer::Accepted => Decision {
+            note: Note::Answer,
+            stamp_executed: true,
+            count: Some(Count::Executed),
+            ..Decision::write(from, State::Executed)
+        },
+        // A refusal is final only if it is the provider's record of the
+        // transaction, or if no earlier attempt may have been carried out.
+        Answer::Refused {
+            transaction_failed,
+            insufficient_balance,
+        } if transaction_failed || !uncertain => Decision {
+            note: Note::Answer,
+            count: Some(Count::Failed),
+            halt_currency: insufficient_balance,
+            ..Decision::write(from, State::ExecuteFailed)
+        },
+        Answer::Unauthorized => Decision {
+            stop: Some(StopKind::Unauthorized),
+            ..Decision::write(
+                from,
+                if uncertain {
+                    State::Executing
+                } else {
+                    State::Initiated
+                },
+            )
+        },
+        // Never carried out, known for sure: still only initiated. Stop the
+        // run (the provider is down or throttling hard).
+        Answer::NotSent | Answer::RateLimited if !uncertain => Decision {
+            stop: Some(StopKind::Unreachable),
+            ..Decision::write(from, State::Initiated)
+        },
+        // Ambiguous, or an error after an ambiguous attempt: the money may
+        // have moved. Never `failed` (that invites a second payment).
+        Answer::Refused { .. } | Answer::NotSent | Answer::RateLimited | Answer::Ambiguous => {
+            Decision {
+                note: Note::OutcomeUnknown,
+                count: Some(Count::Unknown),
+                ..Decision::write(from, State::Unknown)
+            }
+        }
+    }
+}
+
+/// An operator's verdict on an unknown payout (`payrun reconcile --mark`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Executed,
+    Failed,
+}
+
+/// Only an unknown payout can be settled by an operator.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("it is {0}, not unknown; only unknown payouts can be marked")]
+pub struct NotUnknown(pub State);
+
+/// The state and code an operator's verdict writes.
+pub fn settle_by_operator(
+    state: State,
+    verdict: Verdict,
+) -> Result<(State, &'static str), NotUnknown> {
+    if state != State::Unknown {
+        return Err(NotUnknown(state));
+    }
+    Ok(match verdict {
+        Verdict::Executed => (State::Executed, "OPERATOR_MARKED_EXECUTED"),
+        Verdict::Failed => (State::ExecuteFailed, "OPERATOR_MARKED_FAILED"),
+    })
+}
+
+/// What a re-sent execute of an unknown payout settles
+/// (`payrun reconcile --resend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resent {
+    Settled(State),
+    StillUnknown,
+    /// The key was refused: stop.
+    Unauthorized,
+}
+
+pub fn settle_by_resend(answer: Answer) -> Resent {
+    match answer {
+        Answer::Accepted => Resent::Settled(State::Executed),
+        Answer::Refused {
+            transaction_failed: true,
+            ..
+        } => Resent::Settled(State::ExecuteFailed),
+        Answer::Unauthorized => Resent::Unauthorized,
+        _ => Resent::StillUnknown,
+    }
+}
+
+/// Whether every payout of a run reached the end the run was asked for.
+/// `count` gives the number of payouts in a state.
+pub fn run_complete(count: impl Fn(State) -> u64, initiate_only: bool) -> bool {
+    if initiate_only {
+        count(State::InitiateFailed) + count(State::Unknown) + count(State::Pending) == 0
+    } else {
+        let all: u64 = State::ALL.iter().map(|&s| count(s)).sum();
+        count(State::Executed) == all
+    }
+}
+
+/// Whether a run has nothing left to do (no payout in an open state).
+pub fn run_settled(count: impl Fn(State) -> u64) -> bool {
+    super::OPEN.iter().all(|&s| count(s) == 0)
+}
+
+#[cfg(test)]
+mod tests;
