@@ -27,7 +27,7 @@ pub const DEFAULT_RATE: u32 = 20;
 pub const DEFAULT_CONCURRENCY: usize = 16;
 
 /// What to do with a payout whose outcome is unknown after a crash or an
-/// ambiguous answer (DESIGN.md section 3).
+/// ambiguous answer (README, "Ambiguous answers: resend or hold").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Ambiguous {

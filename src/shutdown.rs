@@ -25,14 +25,6 @@ impl Trigger {
 }
 
 impl Shutdown {
-    /// A signal that never fires (library callers without one).
-    pub fn never() -> Shutdown {
-        let (tx, rx) = watch::channel(false);
-        // Keep the sender alive for ever so `recv` pends, not returns.
-        std::mem::forget(tx);
-        Shutdown(rx)
-    }
-
     /// Resolves once the signal has fired. Pends for ever if the trigger is
     /// dropped without firing.
     pub async fn recv(&mut self) {

@@ -1,6 +1,6 @@
 //! The SQLite checkpoint: the one place that talks SQL. Every state change of
 //! every payout passes through here and is committed before the engine acts
-//! on it (DESIGN.md section 3).
+//! on it (ARCHITECTURE.md, "Money invariants").
 //!
 //! - Durability: WAL with `synchronous=FULL`; a lost `executing` row could
 //!   mean a second payment, so throughput comes from group commit (many
@@ -286,7 +286,7 @@ impl Store {
             bail!("cannot switch the database to WAL mode (got {mode})");
         }
         // FULL: a commit is on disk before the engine sends the request it
-        // announces (DESIGN.md section 3). An 8 MiB page cache: larger sped
+        // announces (ARCHITECTURE.md, "Money invariants"). An 8 MiB page cache: larger sped
         // up nothing measurable and a million-row import must stay under
         // 64 MiB alongside the validator's duplicate-id table.
         self.conn.execute_batch(

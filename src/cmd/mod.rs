@@ -103,9 +103,9 @@ pub fn runtime(workers: Option<usize>) -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-/// Resolves on the first Ctrl-C or SIGTERM, then returns a future that
-/// resolves on each later Ctrl-C. Handlers are installed when this is
-/// called (inside the runtime).
+/// The process's stop signals, watched from [`Signals::install`] on (inside
+/// the runtime): Ctrl-C and, on unix, SIGTERM, which a service manager
+/// sends and which is treated exactly like a first Ctrl-C.
 #[cfg(unix)]
 pub struct Signals {
     interrupt: tokio::signal::unix::Signal,

@@ -40,7 +40,7 @@ use crate::machine::decide;
 use crate::provider::Client;
 use crate::report;
 use crate::shutdown::Shutdown;
-use crate::store::{RunLock, Store, Totals, Writer};
+use crate::store::{RunInfo, RunLock, Store, Totals, Writer};
 use anyhow::{Context, Result, bail};
 use rand::Rng;
 use secrecy::SecretString;
@@ -190,44 +190,17 @@ pub async fn run(
     let mut provider = open_provider(&settings.provider, notify).await?;
     let _lock = RunLock::acquire(&settings.db)?;
     let mut store = Store::open(&settings.db)?;
-    let rejected_path = import::sibling(&settings.report, "rejected.csv");
 
-    let run = match store.find_run(&identity)? {
-        Some(run) => {
-            if run.provider != provider.name {
-                bail!(
-                    "run {} of this file was made against {}, not {}; \
-                     resume it against the same provider (or use --label to start a separate run)",
-                    run.id,
-                    run.provider,
-                    provider.name
-                );
-            }
-            notify(Event::Resuming {
-                run_id: run.id,
-                file_path: run.file_path.clone(),
-                created_at: run.created_at.clone(),
-            });
-            run
-        }
-        None => {
-            if !settings.new_run {
-                import::refuse_if_edited_copy(&store, &settings.file)?;
-            }
-            let imported = import::import(
-                &mut store,
-                settings,
-                &file_sha,
-                &identity,
-                &provider.name,
-                &rejected_path,
-            )?;
-            match imported {
-                Imported::Run(id) => store.run(id)?.context("run vanished after import")?,
-                Imported::Rejected(r) => return Ok(RunOutcome::Rejected(r)),
-                Imported::DuplicateIds(d) => return Ok(RunOutcome::DuplicateIds(d)),
-            }
-        }
+    let run = match find_or_import(
+        &mut store,
+        settings,
+        &file_sha,
+        &identity,
+        &provider.name,
+        notify,
+    )? {
+        Ok(run) => run,
+        Err(outcome) => return Ok(outcome),
     };
 
     if settings.import_only {
@@ -262,6 +235,56 @@ pub async fn run(
         report: settings.report.clone(),
         stop: stats.stop,
         initiate_only: settings.engine.initiate_only,
+    }))
+}
+
+/// The run of this file: the one in the database (resumed), or a new one
+/// imported now. `Err` carries an outcome that ends the command: rows
+/// rejected, ids already used.
+fn find_or_import(
+    store: &mut Store,
+    settings: &Settings,
+    file_sha: &str,
+    identity: &str,
+    provider: &str,
+    notify: &dyn Fn(Event),
+) -> Result<std::result::Result<RunInfo, RunOutcome>> {
+    Ok(Ok(match store.find_run(identity)? {
+        Some(run) => {
+            if run.provider != provider {
+                bail!(
+                    "run {} of this file was made against {}, not {}; \
+                     resume it against the same provider (or use --label to start a separate run)",
+                    run.id,
+                    run.provider,
+                    provider
+                );
+            }
+            notify(Event::Resuming {
+                run_id: run.id,
+                file_path: run.file_path.clone(),
+                created_at: run.created_at.clone(),
+            });
+            run
+        }
+        None => {
+            if !settings.new_run {
+                import::refuse_if_edited_copy(store, &settings.file)?;
+            }
+            let imported = import::import(
+                store,
+                settings,
+                file_sha,
+                identity,
+                provider,
+                &import::sibling(&settings.report, "rejected.csv"),
+            )?;
+            match imported {
+                Imported::Run(id) => store.run(id)?.context("run vanished after import")?,
+                Imported::Rejected(r) => return Ok(Err(RunOutcome::Rejected(r))),
+                Imported::DuplicateIds(d) => return Ok(Err(RunOutcome::DuplicateIds(d))),
+            }
+        }
     }))
 }
 

@@ -1,5 +1,5 @@
-//! Streams rows out of an input file without loading it whole (DESIGN.md
-//! section 1): CSV files here and in `delimited`, spreadsheet workbooks in
+//! Streams rows out of an input file without loading it whole (README,
+//! "Input files"): CSV files here and in `delimited`, spreadsheet workbooks in
 //! `workbook`. Every source yields the same thing, a [`RawRow`]: the cells as
 //! text, the row number the user sees in a spreadsheet program, and the
 //! cells that held a spreadsheet error. Blank rows are skipped but counted,

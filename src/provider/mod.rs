@@ -1,6 +1,6 @@
 //! The typed HTTP client for the provider's three calls (`/initiates`,
 //! `/executes`, `/pay`) and the one place that interprets the provider's
-//! answers (DESIGN.md section 4). Response bodies are undocumented by the
+//! answers (README, "Rate limiting and retries"). Response bodies are undocumented by the
 //! provider; our reading of them (the envelope in `wire`) stays in this
 //! module, so a real provider's quirks are absorbed here and nowhere else.
 //!
@@ -221,7 +221,7 @@ impl Client {
     }
 }
 
-/// Classifies an answer that arrived (DESIGN.md section 4).
+/// Classifies an answer that arrived (README, "Rate limiting and retries").
 pub fn classify(
     status: u16,
     env: Option<Envelope>,

@@ -1,8 +1,8 @@
 //! The provider's request bodies with exactly the field names of
 //! `provider-api.md`, and the response envelope. Response bodies are not
 //! documented by the provider; the envelope
-//! `{"status","code","message","data"}` is our interpretation (DESIGN.md
-//! section 6), shared by the client and the sandbox so it lives in one place.
+//! `{"status","code","message","data"}` is our interpretation (README,
+//! "The envelope"), shared by the client and the sandbox so it lives in one place.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! The provider sandbox (DESIGN.md section 6): an in-memory simulator of
+//! The provider sandbox (README, "The provider sandbox"): an in-memory simulator of
 //! the provider's `POST /initiates`, `POST /executes` and `POST /pay`, with
 //! wallets, idempotent transaction ids, magic test accounts and cards, and
 //! seeded fault injection (latency, rate limit, 5xx, ambiguous answers).

@@ -1,5 +1,5 @@
-//! Matching a file's header row to payrun's canonical columns (DESIGN.md
-//! section 7): canonical snake_case names matched ignoring case, spaces, `_`
+//! Matching a file's header row to payrun's canonical columns (README,
+//! "Columns"): canonical snake_case names matched ignoring case, spaces, `_`
 //! and `-` (`Account ID`, `accountId` and `account-id` are all
 //! `account_id`), plus the config's `[columns]` table for any other header
 //! (`"Montant" = "amount"`). Unknown extra columns are ignored.
