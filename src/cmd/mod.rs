@@ -157,3 +157,18 @@ impl Signals {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_pipe_is_found_through_the_error_chain() {
+        let pipe = std::io::Error::new(std::io::ErrorKind::BrokenPipe, "closed");
+        let err = anyhow::Error::from(pipe).context("cannot write the status");
+        assert!(is_broken_pipe(&err));
+        let other = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "no");
+        assert!(!is_broken_pipe(&anyhow::Error::from(other).context("x")));
+        assert!(!is_broken_pipe(&anyhow::anyhow!("Broken pipe")));
+    }
+}
