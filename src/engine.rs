@@ -726,16 +726,14 @@ fn import(
     }
     match imp.commit() {
         Ok(id) => Ok(Some(id)),
-        Err(e) => match e.downcast::<store::DuplicateIds>() {
-            Ok(dups) => {
-                for line in &dups.0 {
-                    eprintln!("  {line}");
-                }
-                eprintln!("payrun: transaction ids already used; nothing was imported or sent.");
-                Ok(None)
+        Err(store::ImportError::DuplicateIds(dups)) => {
+            for line in &dups.0 {
+                eprintln!("  {line}");
             }
-            Err(e) => Err(e),
-        },
+            eprintln!("payrun: transaction ids already used; nothing was imported or sent.");
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -890,7 +888,7 @@ pub async fn execute_run(
                         .map(|w| (w, Phase::Initiate { resumed: false })),
                 ),
                 Err(e) => {
-                    error = Some(e);
+                    error = Some(e.into());
                     ctx.request_stop(Stop::Interrupted);
                     break;
                 }
