@@ -180,10 +180,8 @@ pub fn import(
     // The one place the store's duplicate-id error is told apart.
     match imp.commit() {
         Ok(id) => Ok(Imported::Run(id)),
-        Err(e) => match e.downcast::<store::DuplicateIds>() {
-            Ok(dups) => Ok(Imported::DuplicateIds(dups.0)),
-            Err(e) => Err(e),
-        },
+        Err(store::ImportError::DuplicateIds(dups)) => Ok(Imported::DuplicateIds(dups.0)),
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -23,11 +23,6 @@ pub mod reconcile;
 pub mod retry;
 mod schedule;
 
-/// Temporary: the fault points and defaults moved to leaves
-/// (`crate::fault`, `crate::config`); these paths stay until every branch
-/// uses the new ones.
-pub use crate::config::{DEFAULT_DB, DEFAULT_REPORT, DEFAULT_SANDBOX_DB};
-pub use crate::fault;
 pub use import::{EditedCopy, Imported, Rejected};
 pub use limiter::Limiter;
 pub use progress::ProgressTarget;

@@ -181,7 +181,7 @@ impl Pool {
                             .map(|w| (w, Phase::Initiate { resumed: false })),
                     ),
                     Err(e) => {
-                        self.error = Some(e);
+                        self.error = Some(e.into());
                         self.ctx.request_stop(Stop::Interrupted);
                         break;
                     }

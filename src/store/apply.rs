@@ -1,0 +1,281 @@
+//! The two writes of a run, as statements inside a caller's transaction:
+//! claiming pending payouts (the intent `initiating`) and applying
+//! transitions. Each is checked twice: against the state machine
+//! ([`machine::allowed`]) and against the state the payout is in now
+//! (`… AND state = ?`), so a write from a stale view fails instead of
+//! overwriting. The [`writer`](super::writer) thread groups these into one
+//! commit; [`Store::apply`] runs them alone.
+
+use super::Store;
+use super::sql::{NOW, WORK_COLS, run_sender, sql_now, work_from_row};
+use super::types::{Transition, Work};
+use crate::machine::{self, State};
+use rusqlite::params;
+
+/// Why a write was not committed. Every command of the failed group gets
+/// the same answer, so it is `Clone`; nothing of the group is committed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteError {
+    /// The payout was not in the state the transition comes from: another
+    /// process, or a bug, moved it since it was read.
+    #[error(
+        "payout {id} was not in state {from} any more (moving it to {to}); another process changed it"
+    )]
+    Conflict { id: i64, from: State, to: State },
+    /// The state machine has no such transition: a bug in the caller.
+    #[error(
+        "refused to move {} from {from} to {to}: not a transition payrun makes",
+        id.map_or("payouts".to_string(), |id| format!("payout {id}"))
+    )]
+    NotAllowed {
+        id: Option<i64>,
+        from: State,
+        to: State,
+    },
+    /// The database could not commit: disk full, an I/O error, a damaged
+    /// file. What was committed before stays safe.
+    #[error(
+        "cannot record progress in the database ({0}). Everything committed before is safe; \
+         free disk space (or fix the database file), then run the same command again to resume"
+    )]
+    Disk(String),
+    /// The writer thread is gone (the run is shutting down).
+    #[error("the database writer stopped")]
+    Stopped,
+}
+
+impl From<rusqlite::Error> for WriteError {
+    fn from(e: rusqlite::Error) -> Self {
+        WriteError::Disk(e.to_string())
+    }
+}
+
+impl From<anyhow::Error> for WriteError {
+    fn from(e: anyhow::Error) -> Self {
+        WriteError::Disk(format!("{e:#}"))
+    }
+}
+
+/// The claim: a pending payout becomes the intent to initiate, committed
+/// before its request leaves.
+const CLAIM: (State, State) = (State::Pending, State::Initiating);
+
+impl Store {
+    /// Moves up to `limit` pending payouts of `run_id` with ids above
+    /// `after` to `initiating` (the intent) and returns them in file order.
+    /// The caller commits.
+    pub(super) fn claim_pending(
+        tx: &rusqlite::Transaction<'_>,
+        run_id: i64,
+        limit: usize,
+        now: &str,
+        after: i64,
+    ) -> Result<Vec<Work>, WriteError> {
+        let (from, to) = CLAIM;
+        if !machine::allowed(from, to) {
+            return Err(WriteError::NotAllowed { id: None, from, to });
+        }
+        let (first, last): (Option<i64>, Option<i64>) = tx
+            .prepare_cached("SELECT first_payout, last_payout FROM runs WHERE id = ?1")?
+            .query_row([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let (Some(first), Some(last)) = (first, last) else {
+            return Ok(Vec::new());
+        };
+        let run_sender = run_sender(tx, run_id)?;
+        // One rowid range with both bounds bound directly: given two lower
+        // bounds SQLite may pick the looser one and rescan the run from its
+        // start on every claim.
+        let after = after.max(first - 1);
+        let mut stmt = tx.prepare_cached(&format!(
+            "UPDATE payouts SET state = ?6, updated_at = ?3
+             WHERE id IN (SELECT id FROM payouts
+                          WHERE id > ?4 AND id <= ?5 AND run_id = ?1 AND state = ?7
+                          ORDER BY id LIMIT ?2)
+             RETURNING {WORK_COLS}"
+        ))?;
+        let mut rows = stmt.query(params![run_id, limit as i64, now, after, last, to, from])?;
+        let mut out = Vec::with_capacity(limit);
+        while let Some(r) = rows.next()? {
+            out.push(work_from_row(r, &run_sender)?);
+        }
+        // RETURNING gives no order; payouts go out in file order.
+        out.sort_unstable_by_key(|w| w.id);
+        Ok(out)
+    }
+
+    /// Applies transitions in one transaction (outside the writer thread).
+    pub fn apply(&mut self, ts: &[Transition]) -> Result<(), WriteError> {
+        let tx = self.conn.transaction()?;
+        let now = sql_now(&tx)?;
+        apply_in(&tx, ts, &now)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn mark_finished(&mut self, run_id: i64) -> anyhow::Result<()> {
+        self.conn.execute(
+            &format!("UPDATE runs SET finished_at = COALESCE(finished_at, {NOW}) WHERE id = ?1"),
+            [run_id],
+        )?;
+        Ok(())
+    }
+}
+
+/// Writes transitions inside `tx`, each checked against the state machine
+/// and against the state the payout is in.
+pub(super) fn apply_in(
+    tx: &rusqlite::Transaction<'_>,
+    ts: &[Transition],
+    now: &str,
+) -> Result<(), WriteError> {
+    let mut stmt = tx.prepare_cached(
+        "UPDATE payouts SET state = ?2,
+                provider_code = COALESCE(?3, provider_code),
+                provider_msg = COALESCE(?4, provider_msg),
+                attempts = attempts + ?5,
+                initiated_at = COALESCE(initiated_at, ?6),
+                executed_at = COALESCE(executed_at, ?7),
+                updated_at = ?8
+         WHERE id = ?1 AND state = ?9",
+    )?;
+    for t in ts {
+        let (id, from, to) = (t.id, t.from, t.to);
+        if !machine::allowed(from, to) {
+            return Err(WriteError::NotAllowed {
+                id: Some(id),
+                from,
+                to,
+            });
+        }
+        let changed = stmt.execute(params![
+            id,
+            to,
+            t.code,
+            t.message,
+            t.attempts,
+            t.stamp_initiated.then_some(now),
+            t.stamp_executed.then_some(now),
+            now,
+            from,
+        ])?;
+        if changed != 1 {
+            return Err(WriteError::Conflict { id, from, to });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::wire::Sender;
+    use crate::store::test_support::{new_run, payout};
+    use rust_decimal::Decimal;
+
+    fn one_payout() -> (tempfile::TempDir, Store, i64, i64) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let sender = Sender::default();
+        let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
+        imp.add(&payout(2, "1000"), "tx-2").unwrap();
+        let run_id = imp.commit().unwrap();
+        let id = store.payout_by_transaction_id("tx-2").unwrap().unwrap().id;
+        (dir, store, run_id, id)
+    }
+
+    #[test]
+    fn import_claim_apply_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let sender = Sender {
+            firstname: "Acme".into(),
+            ..Default::default()
+        };
+        let mut imp = store.begin_import(&new_run("abc", &sender)).unwrap();
+        imp.add(&payout(2, "1000"), "tx-2").unwrap();
+        imp.add(&payout(3, "2500"), "tx-3").unwrap();
+        imp.add_rejected(4, "row 4: bad amount").unwrap();
+        let run_id = imp.commit().unwrap();
+        let run = store.find_run("abc").unwrap().unwrap();
+        assert_eq!(run.id, run_id);
+        assert_eq!(run.rows_total, 3);
+        assert_eq!(run.rows_rejected, 1);
+
+        let tx = store.conn.transaction().unwrap();
+        let claimed = Store::claim_pending(&tx, run_id, 10, "2026-11-22T00:00:00.000Z", 0).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(claimed.len(), 2);
+        assert_eq!(claimed[0].request.transaction_id, "tx-2");
+        assert_eq!(claimed[0].request.sender.firstname, "Acme");
+        assert_eq!(claimed[0].request.beneficiary.firstname, "Aïcha");
+        assert_eq!(
+            store
+                .works_in_state(run_id, State::Initiating)
+                .unwrap()
+                .len(),
+            2
+        );
+        let intent = Transition::new(claimed[0].id, State::Initiating, State::Executing);
+        let mut t = Transition::new(claimed[0].id, State::Executing, State::Executed);
+        t.attempts = 2;
+        t.stamp_executed = true;
+        store.apply(&[intent, t]).unwrap();
+        let totals = store.totals(run_id).unwrap();
+        assert_eq!(totals["XOF"][&State::Executed].total, Decimal::from(1000));
+        assert_eq!(totals["XOF"][&State::Initiating].count, 1);
+        let mut lines = Vec::new();
+        store
+            .for_each_report_row(run_id, |r| {
+                lines.push(r.clone());
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0].state, "executed");
+        assert_eq!(lines[0].attempts, 2);
+        assert!(!lines[0].executed_at.is_empty());
+        assert_eq!(lines[2].state, "rejected");
+    }
+
+    #[test]
+    fn a_write_from_the_wrong_state_is_a_conflict_and_commits_nothing() {
+        let (_dir, mut store, run_id, id) = one_payout();
+        let err = store
+            .apply(&[
+                Transition::new(id, State::Pending, State::Initiating),
+                Transition::new(id, State::Pending, State::Initiating),
+            ])
+            .unwrap_err();
+        assert_eq!(
+            err,
+            WriteError::Conflict {
+                id,
+                from: State::Pending,
+                to: State::Initiating
+            }
+        );
+        // The first transition of the failed transaction is not kept.
+        assert_eq!(
+            store.works_in_state(run_id, State::Pending).unwrap().len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_transition_the_state_machine_lacks_is_refused() {
+        let (_dir, mut store, run_id, id) = one_payout();
+        let err = store
+            .apply(&[Transition::new(id, State::Pending, State::Executed)])
+            .unwrap_err();
+        assert!(matches!(err, WriteError::NotAllowed { id: Some(i), .. } if i == id));
+        assert_eq!(
+            store.works_in_state(run_id, State::Pending).unwrap().len(),
+            1
+        );
+    }
+
+    #[test]
+    fn the_claim_is_a_transition_the_state_machine_allows() {
+        assert!(machine::allowed(CLAIM.0, CLAIM.1));
+    }
+}

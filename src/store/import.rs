@@ -1,0 +1,307 @@
+//! Import: a new run and its payouts recorded in one transaction, all or
+//! nothing. Transaction ids are unique across every run of the database
+//! (a transaction id pays once, ever); a collision refuses the whole import
+//! with [`ImportError::DuplicateIds`], which the caller lists for the user.
+
+use super::Store;
+use super::sql::NOW;
+use super::types::NewRun;
+use crate::machine::State;
+use crate::payout::{Payout, SenderOverride};
+use anyhow::{Context, Result};
+use rusqlite::{OptionalExtension, params};
+
+/// Transaction ids already used, one line per row (at most
+/// [`MAX_DUPLICATES_LISTED`], then a count of the rest).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.join("\n"))]
+pub struct DuplicateIds(pub Vec<String>);
+
+/// Why [`Import::commit`] refused. The caller branches on it: duplicates
+/// are the user's to fix (listed, exit as bad input); anything else is the
+/// database failing.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error(transparent)]
+    DuplicateIds(DuplicateIds),
+    #[error(transparent)]
+    Database(#[from] anyhow::Error),
+}
+
+impl Store {
+    /// Starts importing a new run. Nothing is visible until
+    /// [`Import::commit`]; dropping the import rolls it back.
+    pub fn begin_import(&mut self, new: &NewRun<'_>) -> Result<Import<'_>> {
+        let tx = self.conn.transaction()?;
+        let sender_json = serde_json::to_string(new.sender)?;
+        tx.execute(
+            &format!(
+                "INSERT INTO runs (identity, file_sha256, label, file_path, provider, sender_json,
+                                   rows_total, rows_rejected, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 0, {NOW})"
+            ),
+            params![
+                new.identity,
+                new.file_sha256,
+                new.label,
+                new.file_path,
+                new.provider,
+                sender_json
+            ],
+        )
+        .context("cannot record the run")?;
+        let run_id = tx.last_insert_rowid();
+        Ok(Import {
+            tx,
+            run_id,
+            rows: 0,
+            rejected: 0,
+            duplicates: Vec::new(),
+            first_payout: None,
+            last_payout: None,
+        })
+    }
+}
+
+/// An import in progress (one transaction).
+pub struct Import<'a> {
+    tx: rusqlite::Transaction<'a>,
+    run_id: i64,
+    rows: u64,
+    rejected: u64,
+    duplicates: Vec<String>,
+    first_payout: Option<i64>,
+    last_payout: Option<i64>,
+}
+
+/// How many duplicate transaction ids to name before summarising: enough
+/// to see the pattern, not a wall of text.
+const MAX_DUPLICATES_LISTED: usize = 20;
+
+impl Import<'_> {
+    pub fn run_id(&self) -> i64 {
+        self.run_id
+    }
+
+    /// Adds a valid payout as `pending` under `transaction_id`.
+    pub fn add(&mut self, p: &Payout, transaction_id: &str) -> Result<()> {
+        self.rows += 1;
+        let sender_json = if p.sender == SenderOverride::default() {
+            None
+        } else {
+            Some(serde_json::to_string(&p.sender)?)
+        };
+        let amount = p.amount.normalize().to_string();
+        let res = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO payouts (run_id, row, transaction_id, account_id, amount, wire_amount,
+                    currency, method, description, b_first, b_last, b_phone, b_email, sender_json, state)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            )?
+            .execute(params![
+                self.run_id,
+                p.row as i64,
+                transaction_id,
+                p.account_id,
+                amount,
+                p.wire_amount,
+                p.currency,
+                p.payout_method_id,
+                p.description,
+                p.beneficiary_firstname,
+                p.beneficiary_lastname,
+                p.beneficiary_phone.as_deref().unwrap_or(""),
+                p.beneficiary_email.as_deref().unwrap_or(""),
+                sender_json,
+                State::Pending,
+            ]);
+        match res {
+            Ok(_) => {
+                let id = self.tx.last_insert_rowid();
+                self.first_payout.get_or_insert(id);
+                self.last_payout = Some(id);
+                Ok(())
+            }
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                if self.duplicates.len() < MAX_DUPLICATES_LISTED {
+                    let holder: Option<(i64, i64, String)> = self
+                        .tx
+                        .query_row(
+                            "SELECT p.run_id, p.row, r.file_path FROM payouts p JOIN runs r ON r.id = p.run_id
+                             WHERE p.transaction_id = ?1",
+                            [transaction_id],
+                            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                        )
+                        .optional()?;
+                    let msg = match holder {
+                        Some((run, row, file)) if run != self.run_id => format!(
+                            "row {}: transaction_id {transaction_id:?} is already used by run {run} ({file}, row {row}); \
+                             a transaction id pays once, ever: give this row a new transaction_id",
+                            p.row
+                        ),
+                        Some((_, row, _)) => format!(
+                            "row {}: transaction_id {transaction_id:?} repeats row {row} of this file; give each row its own transaction_id",
+                            p.row
+                        ),
+                        None => format!(
+                            "row {}: cannot record transaction_id {transaction_id:?}",
+                            p.row
+                        ),
+                    };
+                    self.duplicates.push(msg);
+                } else {
+                    self.duplicates.push(String::new());
+                }
+                Ok(())
+            }
+            Err(e) => Err(e).context("cannot record a payout"),
+        }
+    }
+
+    /// Records a rejected row so the report lists it.
+    pub fn add_rejected(&mut self, row: u64, reasons: &str) -> Result<()> {
+        self.rows += 1;
+        self.rejected += 1;
+        self.tx
+            .prepare_cached(
+                "INSERT OR REPLACE INTO rejected_rows (run_id, row, reasons) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![self.run_id, row as i64, reasons])?;
+        Ok(())
+    }
+
+    /// Commits the import, or refuses it (rolling back) when transaction ids
+    /// collide with earlier runs.
+    pub fn commit(self) -> Result<i64, ImportError> {
+        if !self.duplicates.is_empty() {
+            let total = self.duplicates.len();
+            let mut lines: Vec<String> = self
+                .duplicates
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect();
+            if total > lines.len() {
+                lines.push(format!("... and {} more", total - lines.len()));
+            }
+            return Err(ImportError::DuplicateIds(DuplicateIds(lines)));
+        }
+        self.tx
+            .execute(
+            "UPDATE runs SET rows_total = ?2, rows_rejected = ?3, first_payout = ?4, last_payout = ?5
+             WHERE id = ?1",
+            params![
+                self.run_id,
+                self.rows as i64,
+                self.rejected as i64,
+                self.first_payout,
+                self.last_payout
+            ],
+        )
+            .context("cannot record the run's totals")?;
+        self.tx.commit().context("cannot commit the import")?;
+        Ok(self.run_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::wire::Sender;
+    use crate::store::test_support::{new_run, payout};
+
+    #[test]
+    fn cross_run_duplicate_ids_are_refused_and_rolled_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let sender = Sender::default();
+        let mut imp = store.begin_import(&new_run("one", &sender)).unwrap();
+        imp.add(&payout(2, "1000"), "tx-2").unwrap();
+        imp.commit().unwrap();
+        let mut imp = store.begin_import(&new_run("two", &sender)).unwrap();
+        imp.add(&payout(2, "1000"), "tx-new").unwrap();
+        imp.add(&payout(3, "1000"), "tx-2").unwrap();
+        let err = imp.commit().unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.contains("tx-2") && msg.contains("already used by run 1"),
+            "{msg}"
+        );
+        assert!(store.find_run("two").unwrap().is_none());
+        assert!(store.payout_by_transaction_id("tx-new").unwrap().is_none());
+    }
+
+    #[test]
+    fn large_import_keeps_row_order_and_finds_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let sender = Sender::default();
+        let n = 105;
+        let mut imp = store.begin_import(&new_run("big", &sender)).unwrap();
+        for i in 0..n {
+            imp.add(&payout(i as u64 + 2, "100"), &format!("tx-{i:04}"))
+                .unwrap();
+        }
+        imp.add_rejected(n as u64 + 2, "bad").unwrap();
+        let run_id = imp.commit().unwrap();
+        let mut rows = Vec::new();
+        store
+            .for_each_report_row(run_id, |r| {
+                rows.push(r.row);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(rows, (2..n as u64 + 3).collect::<Vec<_>>());
+        assert_eq!(store.open_count(run_id).unwrap(), n as u64);
+
+        // A second run reusing one id of the first is refused whole.
+        let mut imp = store.begin_import(&new_run("again", &sender)).unwrap();
+        for i in 0..40 {
+            let id = if i == 17 {
+                "tx-0003".to_string()
+            } else {
+                format!("new-{i}")
+            };
+            imp.add(&payout(i as u64 + 2, "100"), &id).unwrap();
+        }
+        let msg = format!("{:#}", imp.commit().unwrap_err());
+        assert!(msg.contains("row 19") && msg.contains("tx-0003"), "{msg}");
+        assert!(store.find_run("again").unwrap().is_none());
+    }
+
+    #[test]
+    fn duplicate_ids_are_a_typed_error_the_caller_can_match() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let sender = Sender::default();
+        let mut imp = store.begin_import(&new_run("one", &sender)).unwrap();
+        imp.add(&payout(2, "1000"), "tx-2").unwrap();
+        imp.add(&payout(3, "1000"), "tx-2").unwrap();
+        match imp.commit() {
+            Err(ImportError::DuplicateIds(DuplicateIds(lines))) => {
+                assert_eq!(lines.len(), 1, "{lines:?}");
+                assert!(lines[0].contains("repeats row 2"), "{lines:?}");
+            }
+            other => panic!("expected duplicate ids, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn more_duplicates_than_listed_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let sender = Sender::default();
+        let mut imp = store.begin_import(&new_run("one", &sender)).unwrap();
+        let n = MAX_DUPLICATES_LISTED + 5;
+        for i in 0..=n {
+            imp.add(&payout(i as u64 + 2, "1"), "same").unwrap();
+        }
+        let Err(ImportError::DuplicateIds(DuplicateIds(lines))) = imp.commit() else {
+            panic!("expected duplicate ids");
+        };
+        assert_eq!(lines.len(), MAX_DUPLICATES_LISTED + 1);
+        assert_eq!(lines.last().unwrap(), "... and 5 more");
+    }
+}

@@ -1,0 +1,308 @@
+//! Reads: runs, payouts to resume, counts and totals per state, the report
+//! rows, the payouts an operator must settle, and the audit trail. Amounts
+//! are summed as decimals here, never by SQL; states are read through the
+//! state machine, so an unknown name is an error.
+
+use super::Store;
+use super::sql::{
+    RUN_COLS, RUN_RANGE, UNRESOLVED_COLS, WORK_COLS, run_from_row, run_sender, state_list,
+    unresolved_from_row, work_from_row,
+};
+use super::types::{ReportRow, RunInfo, Totals, Unresolved, Work};
+use crate::machine::{NEEDS_OPERATOR, OPEN, State};
+use anyhow::{Context, Result};
+use rusqlite::{OptionalExtension, params};
+use rust_decimal::Decimal;
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+impl Store {
+    pub fn find_run(&self, identity: &str) -> Result<Option<RunInfo>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {RUN_COLS} FROM runs WHERE identity = ?1"),
+                [identity],
+                run_from_row,
+            )
+            .optional()
+            .context("cannot read runs")
+    }
+
+    pub fn run(&self, id: i64) -> Result<Option<RunInfo>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {RUN_COLS} FROM runs WHERE id = ?1"),
+                [id],
+                run_from_row,
+            )
+            .optional()
+            .context("cannot read runs")
+    }
+
+    pub fn runs(&self) -> Result<Vec<RunInfo>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT {RUN_COLS} FROM runs ORDER BY id"))?;
+        let rows = stmt.query_map([], run_from_row)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .context("cannot read runs")
+    }
+
+    pub fn latest_run(&self) -> Result<Option<RunInfo>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {RUN_COLS} FROM runs ORDER BY id DESC LIMIT 1"),
+                [],
+                run_from_row,
+            )
+            .optional()
+            .context("cannot read runs")
+    }
+
+    /// Payouts of `run_id` in `state`, with their bodies (resume).
+    pub fn works_in_state(&self, run_id: i64, state: State) -> Result<Vec<Work>> {
+        let run_sender = run_sender(&self.conn, run_id)?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {WORK_COLS} FROM payouts WHERE {RUN_RANGE} AND state = ?2 ORDER BY id"
+        ))?;
+        let mut rows = stmt.query(params![run_id, state])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(work_from_row(r, &run_sender)?);
+        }
+        Ok(out)
+    }
+
+    /// Payouts of a run not yet in a final state.
+    pub fn open_count(&self, run_id: i64) -> Result<u64> {
+        let n: i64 = self.conn.query_row(
+            &format!(
+                "SELECT count(*) FROM payouts WHERE {RUN_RANGE}
+                 AND state IN ({})",
+                state_list(OPEN)
+            ),
+            [run_id],
+            |r| r.get(0),
+        )?;
+        Ok(n as u64)
+    }
+
+    /// Count of payouts of a run per state.
+    pub fn state_counts(&self, run_id: i64) -> Result<BTreeMap<State, u64>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT state, count(*) FROM payouts WHERE {RUN_RANGE} GROUP BY state"
+        ))?;
+        let mut out = BTreeMap::new();
+        let rows = stmt.query_map([run_id], |r| {
+            Ok((r.get::<_, State>(0)?, r.get::<_, i64>(1)?))
+        })?;
+        for row in rows {
+            let (state, n) = row.context("cannot count payouts")?;
+            out.insert(state, n as u64);
+        }
+        Ok(out)
+    }
+
+    /// Count and total per currency and state. Amounts are summed as
+    /// decimals here, never by SQL (which would sum them as floats).
+    pub fn totals(&self, run_id: i64) -> Result<Totals> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT currency, state, amount FROM payouts WHERE {RUN_RANGE}"
+        ))?;
+        let mut rows = stmt.query([run_id])?;
+        let mut out = Totals::new();
+        while let Some(r) = rows.next()? {
+            let currency: String = r.get(0)?;
+            let state: State = r.get(1)?;
+            let amount: String = r.get(2)?;
+            let amount = Decimal::from_str(&amount)
+                .with_context(|| format!("corrupt amount {amount:?} in the database"))?;
+            let tally = out.entry(currency).or_default().entry(state).or_default();
+            tally.count += 1;
+            tally.total += amount;
+        }
+        Ok(out)
+    }
+
+    /// Calls `f` for every report line of a run, payouts and rejected rows
+    /// merged in row order. Payouts are read in id order, which is row order
+    /// because import inserts rows as the file streams by; the two ordered
+    /// streams are merged here rather than sorted by SQLite, so a report of a
+    /// million rows needs no sort buffer.
+    pub fn for_each_report_row(
+        &self,
+        run_id: i64,
+        mut f: impl FnMut(&ReportRow) -> Result<()>,
+    ) -> Result<()> {
+        let mut rejected_stmt = self
+            .conn
+            .prepare("SELECT row, reasons FROM rejected_rows WHERE run_id = ?1 ORDER BY row")?;
+        let mut rejected = rejected_stmt.query([run_id])?;
+        let next_rejected = |rows: &mut rusqlite::Rows<'_>| -> Result<Option<ReportRow>> {
+            Ok(match rows.next()? {
+                Some(r) => Some(ReportRow {
+                    row: r.get::<_, i64>(0)? as u64,
+                    transaction_id: String::new(),
+                    account_id: String::new(),
+                    beneficiary: String::new(),
+                    amount: String::new(),
+                    currency: String::new(),
+                    state: State::Rejected.as_str().to_string(),
+                    provider_code: "VALIDATION".to_string(),
+                    provider_message: r.get(1)?,
+                    attempts: 0,
+                    initiated_at: String::new(),
+                    executed_at: String::new(),
+                }),
+                None => None,
+            })
+        };
+        let mut pending_rejected = next_rejected(&mut rejected)?;
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT row, transaction_id, account_id, b_first, b_last, amount, currency, state,
+                    COALESCE(provider_code, ''), COALESCE(provider_msg, ''), attempts,
+                    COALESCE(initiated_at, ''), COALESCE(executed_at, '')
+             FROM payouts WHERE {RUN_RANGE} ORDER BY id"
+        ))?;
+        let mut rows = stmt.query([run_id])?;
+        while let Some(r) = rows.next()? {
+            let first: String = r.get(3)?;
+            let last: String = r.get(4)?;
+            let beneficiary = match (first.is_empty(), last.is_empty()) {
+                (false, false) => format!("{first} {last}"),
+                _ => format!("{first}{last}"),
+            };
+            let row = ReportRow {
+                row: r.get::<_, i64>(0)? as u64,
+                transaction_id: r.get(1)?,
+                account_id: r.get(2)?,
+                beneficiary,
+                amount: r.get(5)?,
+                currency: r.get(6)?,
+                state: r.get::<_, State>(7)?.as_str().to_string(),
+                provider_code: r.get(8)?,
+                provider_message: r.get(9)?,
+                attempts: r.get::<_, i64>(10)? as u32,
+                initiated_at: r.get(11)?,
+                executed_at: r.get(12)?,
+            };
+            while let Some(rej) = pending_rejected.take_if(|rej| rej.row < row.row) {
+                f(&rej)?;
+                pending_rejected = next_rejected(&mut rejected)?;
+            }
+            f(&row)?;
+        }
+        while let Some(rej) = pending_rejected.take() {
+            f(&rej)?;
+            pending_rejected = next_rejected(&mut rejected)?;
+        }
+        Ok(())
+    }
+
+    /// Payouts left `unknown` (or in an intent state) for an operator.
+    pub fn unresolved(&self, run_id: Option<i64>) -> Result<Vec<Unresolved>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT {UNRESOLVED_COLS}
+             FROM payouts
+             WHERE state IN ({}) AND (?1 IS NULL OR run_id = ?1)
+             ORDER BY run_id, row",
+            state_list(NEEDS_OPERATOR)
+        ))?;
+        let rows = stmt.query_map([run_id], unresolved_from_row)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .context("cannot read payouts")
+    }
+
+    pub fn payout_by_transaction_id(&self, transaction_id: &str) -> Result<Option<Unresolved>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {UNRESOLVED_COLS} FROM payouts WHERE transaction_id = ?1"),
+                [transaction_id],
+                unresolved_from_row,
+            )
+            .optional()
+            .context("cannot read payouts")
+    }
+
+    /// The audit trail of a run: (transaction id, time, action, from, to, reason).
+    pub fn audit(&self, run_id: i64) -> Result<Vec<[String; 6]>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT p.transaction_id, a.at, a.action, a.from_state, a.to_state, a.reason
+             FROM audit a JOIN payouts p ON p.id = a.payout_id
+             WHERE p.run_id = ?1 ORDER BY a.id",
+        )?;
+        // The states are read as states: an unknown name is an error here
+        // too, not a line of the trail.
+        let rows = stmt.query_map([run_id], |r| {
+            Ok([
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get::<_, State>(3)?.as_str().to_string(),
+                r.get::<_, State>(4)?.as_str().to_string(),
+                r.get(5)?,
+            ])
+        })?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .context("cannot read the audit trail")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::wire::Sender;
+    use crate::store::test_support::{new_run, payout};
+
+    fn two_payouts() -> (tempfile::TempDir, Store, i64) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let sender = Sender::default();
+        let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
+        imp.add(&payout(2, "1000"), "tx-2").unwrap();
+        imp.add(&payout(3, "0.5"), "tx-3").unwrap();
+        let run_id = imp.commit().unwrap();
+        (dir, store, run_id)
+    }
+
+    #[test]
+    fn counts_and_open_use_the_named_sets() {
+        let (_dir, mut store, run_id) = two_payouts();
+        let id = store.payout_by_transaction_id("tx-2").unwrap().unwrap().id;
+        store
+            .apply(&[
+                crate::store::Transition::new(id, State::Pending, State::Initiating),
+                crate::store::Transition::new(id, State::Initiating, State::Executing),
+                crate::store::Transition::new(id, State::Executing, State::Unknown),
+            ])
+            .unwrap();
+        assert_eq!(store.open_count(run_id).unwrap(), 1);
+        let counts = store.state_counts(run_id).unwrap();
+        assert_eq!(counts[&State::Unknown], 1);
+        assert_eq!(counts[&State::Pending], 1);
+        let unresolved = store.unresolved(None).unwrap();
+        assert_eq!(unresolved.len(), 1);
+        assert_eq!(unresolved[0].state, State::Unknown);
+    }
+
+    #[test]
+    fn a_state_payrun_does_not_know_is_an_error_in_every_read() {
+        let (_dir, store, run_id) = two_payouts();
+        store
+            .conn
+            .execute(
+                "UPDATE payouts SET state = 'processing' WHERE transaction_id = 'tx-3'",
+                [],
+            )
+            .unwrap();
+        let has_state = |e: anyhow::Error| format!("{e:#}").contains("processing");
+        assert!(has_state(store.state_counts(run_id).unwrap_err()));
+        assert!(has_state(store.totals(run_id).unwrap_err()));
+        assert!(has_state(
+            store.for_each_report_row(run_id, |_| Ok(())).unwrap_err()
+        ));
+        assert!(has_state(
+            store.payout_by_transaction_id("tx-3").unwrap_err()
+        ));
+    }
+}

@@ -1,0 +1,116 @@
+//! The data the store hands out and takes in. Nothing here knows SQL: these
+//! types are the interface any backend of the checkpoint shares (SQLite
+//! today, PostgreSQL later).
+
+use crate::machine::State;
+use crate::provider::wire::{InitiateRequest, Sender};
+use rust_decimal::Decimal;
+use std::collections::BTreeMap;
+
+/// A run as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunInfo {
+    pub id: i64,
+    pub identity: String,
+    pub file_sha256: String,
+    pub label: String,
+    pub file_path: String,
+    pub provider: String,
+    pub rows_total: u64,
+    pub rows_rejected: u64,
+    pub created_at: String,
+    pub finished_at: Option<String>,
+}
+
+/// What a new run records.
+#[derive(Debug, Clone)]
+pub struct NewRun<'a> {
+    pub identity: &'a str,
+    pub file_sha256: &'a str,
+    pub label: &'a str,
+    pub file_path: &'a str,
+    pub provider: &'a str,
+    pub sender: &'a Sender,
+}
+
+/// A payout the engine is about to send, with the exact body it will send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Work {
+    pub id: i64,
+    pub row: u64,
+    pub state: State,
+    pub request: InitiateRequest,
+}
+
+/// One committed state change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    pub id: i64,
+    /// The state the payout must be in; the write fails otherwise.
+    pub from: State,
+    pub to: State,
+    /// Provider code and message; `None` keeps the recorded ones.
+    pub code: Option<String>,
+    pub message: Option<String>,
+    /// Requests sent since the last transition (added to `attempts`).
+    pub attempts: u32,
+    pub stamp_initiated: bool,
+    pub stamp_executed: bool,
+}
+
+impl Transition {
+    pub fn new(id: i64, from: State, to: State) -> Transition {
+        Transition {
+            id,
+            from,
+            to,
+            code: None,
+            message: None,
+            attempts: 0,
+            stamp_initiated: false,
+            stamp_executed: false,
+        }
+    }
+}
+
+/// One line of the reconciliation report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportRow {
+    pub row: u64,
+    pub transaction_id: String,
+    pub account_id: String,
+    pub beneficiary: String,
+    pub amount: String,
+    pub currency: String,
+    pub state: String,
+    pub provider_code: String,
+    pub provider_message: String,
+    pub attempts: u32,
+    pub initiated_at: String,
+    pub executed_at: String,
+}
+
+/// Count and total of one (currency, state) cell.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub count: u64,
+    pub total: Decimal,
+}
+
+/// Totals per currency, then per state.
+pub type Totals = BTreeMap<String, BTreeMap<State, Tally>>;
+
+/// A payout whose outcome an operator resolves (`payrun reconcile`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unresolved {
+    pub id: i64,
+    pub run_id: i64,
+    pub row: u64,
+    pub transaction_id: String,
+    pub account_id: String,
+    pub amount: String,
+    pub currency: String,
+    pub state: State,
+    pub provider_code: String,
+    pub provider_message: String,
+}

@@ -1,0 +1,243 @@
+//! The writer thread: one thread owns the connection during a run and
+//! commits whatever claims and transitions queued up while the previous
+//! commit was in flight, in one transaction (group commit: one fsync for
+//! many payouts). Every command is answered only once its transaction is
+//! durable, with a [`WriteError`] if it is not.
+
+use super::Store;
+use super::apply::WriteError;
+use super::apply::apply_in;
+use super::sql::sql_now;
+use super::types::{Transition, Work};
+use anyhow::Result;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use tokio::sync::oneshot;
+
+/// Upper bound on commands folded into one transaction, so one commit never
+/// holds replies back for long.
+const MAX_GROUP: usize = 4096;
+
+enum Cmd {
+    Claim {
+        run_id: i64,
+        limit: usize,
+        reply: oneshot::Sender<Result<Vec<Work>, WriteError>>,
+    },
+    Apply {
+        ts: Vec<Transition>,
+        reply: oneshot::Sender<Result<(), WriteError>>,
+    },
+    /// Finish the commands queued before this one, then stop.
+    Stop,
+}
+
+/// Handle to the writer thread. Cloneable; every command is answered once
+/// its transaction has committed.
+#[derive(Clone)]
+pub struct Writer {
+    tx: mpsc::Sender<Cmd>,
+}
+
+/// Returns the store when the writer stops.
+pub struct WriterThread {
+    join: JoinHandle<Store>,
+    tx: mpsc::Sender<Cmd>,
+}
+
+impl WriterThread {
+    /// Stops the writer once the commands already queued are committed, and
+    /// returns the store. Handles still held elsewhere (a task not yet
+    /// dropped after an error) get "writer stopped" instead of keeping the
+    /// thread alive.
+    pub fn join(self) -> Result<Store> {
+        let _ = self.tx.send(Cmd::Stop);
+        self.join
+            .join()
+            .map_err(|_| anyhow::anyhow!("the database writer thread panicked"))
+    }
+}
+
+impl Writer {
+    /// Moves `store` onto a writer thread.
+    pub fn spawn(store: Store) -> (Writer, WriterThread) {
+        let (tx, rx) = mpsc::channel::<Cmd>();
+        let join = std::thread::Builder::new()
+            .name("payrun-store".into())
+            .spawn(move || writer_loop(store, rx))
+            .expect("cannot spawn the database writer thread");
+        (Writer { tx: tx.clone() }, WriterThread { join, tx })
+    }
+
+    /// Claims up to `limit` pending payouts (intent `initiating` committed).
+    pub async fn claim(&self, run_id: i64, limit: usize) -> Result<Vec<Work>, WriteError> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::Claim {
+                run_id,
+                limit,
+                reply,
+            })
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
+    }
+
+    /// Commits transitions; returns once they are durable.
+    pub async fn apply(&self, ts: Vec<Transition>) -> Result<(), WriteError> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::Apply { ts, reply })
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
+    }
+}
+
+fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
+    let (mut groups, mut commands) = (0u64, 0u64);
+    let started = std::time::Instant::now();
+    let mut busy = std::time::Duration::ZERO;
+    let mut stopping = false;
+    let mut cursors = std::collections::HashMap::new();
+    while !stopping {
+        let Ok(first) = rx.recv() else { break };
+        if matches!(first, Cmd::Stop) {
+            break;
+        }
+        let t0 = std::time::Instant::now();
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(Cmd::Stop) => {
+                    stopping = true;
+                    break;
+                }
+                Ok(c) => group.push(c),
+                Err(_) => break,
+            }
+        }
+        groups += 1;
+        commands += group.len() as u64;
+        let result = run_group(&mut store, &group, &mut cursors);
+        busy += t0.elapsed();
+        match result {
+            Ok(mut claimed) => {
+                for cmd in group {
+                    match cmd {
+                        Cmd::Claim { reply, .. } => {
+                            let _ = reply.send(Ok(claimed.remove(0)));
+                        }
+                        Cmd::Apply { reply, .. } => {
+                            let _ = reply.send(Ok(()));
+                        }
+                        Cmd::Stop => {}
+                    }
+                }
+            }
+            Err(e) => {
+                for cmd in group {
+                    match cmd {
+                        Cmd::Claim { reply, .. } => {
+                            let _ = reply.send(Err(e.clone()));
+                        }
+                        Cmd::Apply { reply, .. } => {
+                            let _ = reply.send(Err(e.clone()));
+                        }
+                        Cmd::Stop => {}
+                    }
+                }
+            }
+        }
+    }
+    tracing::debug!(
+        groups,
+        commands,
+        busy_ms = busy.as_millis() as u64,
+        total_ms = started.elapsed().as_millis() as u64,
+        "database writer done"
+    );
+    store
+}
+
+/// Runs a group of commands in one transaction; returns the claim results
+/// in command order.
+fn run_group(
+    store: &mut Store,
+    group: &[Cmd],
+    cursors: &mut std::collections::HashMap<i64, i64>,
+) -> Result<Vec<Vec<Work>>, WriteError> {
+    let tx = store.conn.transaction()?;
+    let now = sql_now(&tx)?;
+    let mut claimed = Vec::new();
+    for cmd in group {
+        match cmd {
+            Cmd::Claim { run_id, limit, .. } => {
+                // Claims walk the run forward from the last claimed id, so a
+                // million-row run never rescans what it already sent.
+                let after = cursors.get(run_id).copied().unwrap_or(0);
+                let works = Store::claim_pending(&tx, *run_id, *limit, &now, after)?;
+                claimed.push(works);
+            }
+            Cmd::Apply { ts, .. } => apply_in(&tx, ts, &now)?,
+            Cmd::Stop => {}
+        }
+    }
+    crate::fault::hit("before_commit");
+    tx.commit()?;
+    // Advance the cursors only once the claims are durable.
+    for (cmd, works) in group
+        .iter()
+        .filter(|c| matches!(c, Cmd::Claim { .. }))
+        .zip(&claimed)
+    {
+        if let (Cmd::Claim { run_id, .. }, Some(last)) = (cmd, works.last()) {
+            cursors.insert(*run_id, last.id);
+        }
+    }
+    Ok(claimed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::State;
+    use crate::provider::wire::Sender;
+    use crate::store::test_support::{new_run, payout};
+
+    #[tokio::test]
+    async fn writer_replies_are_typed_and_a_stopped_writer_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let sender = Sender::default();
+        let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
+        imp.add(&payout(2, "1000"), "tx-2").unwrap();
+        imp.add(&payout(3, "1000"), "tx-3").unwrap();
+        let run_id = imp.commit().unwrap();
+        let (writer, thread) = Writer::spawn(store);
+        let claimed = writer.claim(run_id, 10).await.unwrap();
+        assert_eq!(claimed.iter().map(|w| w.row).collect::<Vec<_>>(), [2, 3]);
+        assert!(claimed.iter().all(|w| w.state == State::Initiating));
+        // Claimed already: a second claim of the same payout is a conflict.
+        let id = claimed[0].id;
+        let err = writer
+            .apply(vec![Transition::new(id, State::Pending, State::Initiating)])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, WriteError::Conflict { id: i, .. } if i == id),
+            "{err}"
+        );
+        assert!(writer.claim(run_id, 10).await.unwrap().is_empty());
+        let store = thread.join().unwrap();
+        assert_eq!(
+            store
+                .works_in_state(run_id, State::Initiating)
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(
+            writer.claim(run_id, 10).await.unwrap_err(),
+            WriteError::Stopped
+        );
+    }
+}
