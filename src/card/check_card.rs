@@ -87,78 +87,87 @@ pub(super) fn check_card_number(
     }
 }
 
+/// The CVV: 3 or 4 digits, never shown in an error.
 pub(super) fn check_cvv(
     raw: Raw<SecretString>,
     errs: &mut Vec<FieldError>,
 ) -> Option<SecretString> {
-    const FIELD: &str = "payment_details.card_cvv";
-    const FIX: &str = "give the 3-digit code on the back of the card (4 digits on the front for American Express)";
-    match raw {
-        Raw::Text(s) => {
-            let v = s.expose_secret().trim();
-            if (3..=4).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_digit()) {
-                Some(SecretString::from(v))
-            } else {
-                let problem = if v.is_empty() {
-                    "is empty"
-                } else {
-                    "must be 3 or 4 digits"
-                };
-                errs.push(FieldError::new(FIELD, hidden(v), problem, FIX));
-                None
-            }
-        }
-        Raw::Absent => {
-            errs.push(FieldError::new(FIELD, MISSING, "is required", FIX));
+    let rule = SecretRule {
+        field: "payment_details.card_cvv",
+        fix: "give the 3-digit code on the back of the card (4 digits on the front for American Express)",
+        typed_fix: "write the CVV in quotes (a leading 0 matters), e.g. \"card_cvv\": \"012\"",
+    };
+    rule.check(raw, errs, |v| {
+        if v.is_empty() {
+            Some("is empty")
+        } else if !((3..=4).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_digit())) {
+            Some("must be 3 or 4 digits")
+        } else {
             None
         }
-        Raw::WrongType(t) => {
-            let mut e = wrong_type(FIELD, t, "a JSON string");
-            e.fix = "write the CVV in quotes (a leading 0 matters), e.g. \"card_cvv\": \"012\""
-                .to_string();
-            errs.push(e);
-            None
-        }
-    }
+    })
 }
 
+/// The one-time password: present, no spaces or control characters, short;
+/// never shown in an error.
 pub(super) fn check_otp(
     raw: Raw<SecretString>,
     errs: &mut Vec<FieldError>,
 ) -> Option<SecretString> {
-    const FIELD: &str = "payment_details.otp";
-    const FIX: &str = "give the one-time password the payer received for this payment";
-    match raw {
-        Raw::Text(s) => {
-            let v = s.expose_secret().trim();
-            let problem = if v.is_empty() {
-                Some("is empty")
-            } else if v.chars().any(|c| c.is_control() || c.is_whitespace()) {
-                Some("contains spaces or control characters")
-            } else if v.chars().count() > MAX_OTP_CHARS {
-                Some("is too long for a one-time password")
-            } else {
-                None
-            };
-            match problem {
-                None => Some(SecretString::from(v)),
-                Some(problem) => {
-                    errs.push(FieldError::new(FIELD, hidden(v), problem, FIX));
-                    None
+    let rule = SecretRule {
+        field: "payment_details.otp",
+        fix: "give the one-time password the payer received for this payment",
+        typed_fix: "write the OTP in quotes (a leading 0 matters), e.g. \"otp\": \"012345\"",
+    };
+    rule.check(raw, errs, |v| {
+        if v.is_empty() {
+            Some("is empty")
+        } else if v.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            Some("contains spaces or control characters")
+        } else if v.chars().count() > MAX_OTP_CHARS {
+            Some("is too long for a one-time password")
+        } else {
+            None
+        }
+    })
+}
+
+/// How a short secret field (CVV, OTP) is checked and described: its errors
+/// say how long the value was, never what it was.
+struct SecretRule {
+    field: &'static str,
+    /// The fix when it is missing or breaks its rule.
+    fix: &'static str,
+    /// The fix when it is not a JSON string.
+    typed_fix: &'static str,
+}
+
+impl SecretRule {
+    /// The trimmed secret, or `None` with an error pushed. `problem` says
+    /// what is wrong with a trimmed value, or `None` if it is fine.
+    fn check(
+        &self,
+        raw: Raw<SecretString>,
+        errs: &mut Vec<FieldError>,
+        problem: impl Fn(&str) -> Option<&'static str>,
+    ) -> Option<SecretString> {
+        let error = match raw {
+            Raw::Text(s) => {
+                let v = s.expose_secret().trim();
+                match problem(v) {
+                    None => return Some(SecretString::from(v)),
+                    Some(p) => FieldError::new(self.field, hidden(v), p, self.fix),
                 }
             }
-        }
-        Raw::Absent => {
-            errs.push(FieldError::new(FIELD, MISSING, "is required", FIX));
-            None
-        }
-        Raw::WrongType(t) => {
-            let mut e = wrong_type(FIELD, t, "a JSON string");
-            e.fix = "write the OTP in quotes (a leading 0 matters), e.g. \"otp\": \"012345\""
-                .to_string();
-            errs.push(e);
-            None
-        }
+            Raw::Absent => FieldError::new(self.field, MISSING, "is required", self.fix),
+            Raw::WrongType(t) => {
+                let mut e = wrong_type(self.field, t, "a JSON string");
+                e.fix = self.typed_fix.to_string();
+                e
+            }
+        };
+        errs.push(error);
+        None
     }
 }
 

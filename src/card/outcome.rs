@@ -67,7 +67,7 @@ impl PayResult {
         }
     }
 
-    /// The exit code (DESIGN.md section 10 applied to one payment):
+    /// The exit code (the README's exit codes, applied to one payment):
     /// 0 the provider took it (3-D Secure redirect issued, or paid);
     /// 1 it could not proceed and the provider did not process it (not sent,
     /// key refused, rate limited); 3 refused, or the outcome is unknown.

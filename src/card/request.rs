@@ -216,46 +216,18 @@ impl RawRequest {
         let currency = check_currency(self.currency, &mut errs);
         let amount = check_amount(self.amount, currency, defaults.amount_unit, &mut errs);
 
-        let details = match self.payment_details {
-            Raw::Text(d) => Some(d),
-            Raw::Absent => {
-                errs.push(FieldError::new(
-                    "payment_details",
-                    MISSING,
-                    "the card and payer details are missing",
-                    "add a \"payment_details\" object with card_number, card_cvv, expiry_month, expiry_year, otp and customer_email",
-                ));
-                None
-            }
-            Raw::WrongType(t) => {
-                errs.push(wrong_type("payment_details", t, "a JSON object"));
-                None
-            }
-        };
-        let details = details.and_then(|d| d.validate(today, &mut errs));
+        let details = check_details(self.payment_details, today, &mut errs);
 
-        match (
-            errs.is_empty(),
-            transaction_id,
-            merchant_id,
-            payment_method_id,
-            currency,
-            amount,
-            details,
-        ) {
-            (
-                true,
-                Some(transaction_id),
-                Some(merchant_id),
-                Some(payment_method_id),
-                Some(currency),
-                Some((amount, wire_amount)),
-                Some(d),
-            ) => Ok(CardRequest {
-                transaction_id,
-                merchant_id,
-                payment_method_id,
-                currency,
+        // Every check ran (so every problem is reported); the request exists
+        // only if all passed.
+        let request = (|| {
+            let (amount, wire_amount) = amount?;
+            let d = details?;
+            Some(CardRequest {
+                transaction_id: transaction_id?,
+                merchant_id: merchant_id?,
+                payment_method_id: payment_method_id?,
+                currency: currency?,
                 amount,
                 wire_amount,
                 card: d.card,
@@ -265,7 +237,10 @@ impl RawRequest {
                 customer_lastname: d.customer_lastname,
                 momo_number: d.momo_number,
                 description: d.description,
-            }),
+            })
+        })();
+        match request {
+            Some(request) if errs.is_empty() => Ok(request),
             _ => {
                 debug_assert!(!errs.is_empty(), "a missing field must have an error");
                 if errs.is_empty() {
@@ -278,6 +253,30 @@ impl RawRequest {
                 }
                 Err(InvalidRequest { errors: errs })
             }
+        }
+    }
+}
+
+/// `payment_details`, present and an object, with its fields checked.
+fn check_details(
+    raw: Raw<RawDetails>,
+    today: YearMonth,
+    errs: &mut Vec<FieldError>,
+) -> Option<ValidDetails> {
+    match raw {
+        Raw::Text(d) => d.validate(today, errs),
+        Raw::Absent => {
+            errs.push(FieldError::new(
+                "payment_details",
+                MISSING,
+                "the card and payer details are missing",
+                "add a \"payment_details\" object with card_number, card_cvv, expiry_month, expiry_year, otp and customer_email",
+            ));
+            None
+        }
+        Raw::WrongType(t) => {
+            errs.push(wrong_type("payment_details", t, "a JSON object"));
+            None
         }
     }
 }
@@ -431,7 +430,7 @@ mod tests {
         );
         let wire = req.to_wire();
         let body = serde_json::to_value(wire.body()).unwrap();
-        // Exactly the provider's field names and values (section 2.3).
+        // Exactly the provider's field names and values, as the provider documents its `/pay` body.
         assert_eq!(body, valid());
     }
 

@@ -126,8 +126,8 @@ fn card_spans(text: &str, chain: &[(usize, usize)], pan: &str) -> Vec<(usize, us
         // card number (so the search stays linear in the chain's length).
         let mut ends = Vec::new();
         let mut len = 0;
-        for j in i..=last {
-            len += chain[j].1 - chain[j].0;
+        for (j, &(start, end)) in chain.iter().enumerate().skip(i) {
+            len += end - start;
             if len > *PAN_DIGITS.end() {
                 break;
             }
