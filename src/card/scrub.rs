@@ -375,6 +375,7 @@ mod tests {
     fn ordinary_numbers_stay_readable() {
         for text in [
             "amount 25000 XOF on 2026-03-01 12:00:00",
+            "amount 25000 XOF on 2026-03-01",
             "ids 1234 5678 9012",
             "version 1.2.3",
         ] {
@@ -392,6 +393,11 @@ mod tests {
         // The OTP holds a dash: word splitting alone would miss it.
         let out = scrub("your otp ab-12 was wrong", &secrets);
         assert_eq!(out, "your otp [redacted] was wrong");
+        // The example of docs/card.md, to the letter.
+        assert_eq!(
+            scrub(r#"{"card_cvv":"123","otp":"918273"} otp=55-66"#, &SECRETS),
+            r#"{"card_cvv":"[redacted]","otp":"[redacted]"} otp=[redacted]"#
+        );
         // A labelled value, even one other than what was sent.
         for (text, hidden) in [
             (r#"{"card_cvv":"123","otp":"555111"}"#, ["123", "555111"]),
