@@ -1,8 +1,11 @@
 //! Card payments (`payrun pay`): one 3-D Secure card payment through the
 //! provider's `POST /pay`, PCI-safe from end to end. This module owns
 //! reading the request and sending it once (the command line is
-//! `cmd::pay`); `request` owns parsing, validation and the secret types;
-//! `outcome` owns what the answer means and how it is shown.
+//! `cmd::pay`); `request` owns the validated request and its
+//! secret types (read by `json`, checked by `check` and `check_card`, refused
+//! with `errors`); `outcome` owns what the answer means and how it is shown,
+//! `scrub` what of the provider's answer may be shown. `pan` (Luhn, masking)
+//! and `date` (expiry months) are leaves shared with the sandbox.
 //!
 //! The PCI rules it keeps: card data arrives only in a JSON file or on
 //! standard input (never as flags, which land in shell history); the card
@@ -12,8 +15,15 @@
 //! written to disk; and a payment whose outcome is unknown is reported with
 //! its transaction_id, never re-sent.
 
+mod check;
+mod check_card;
+pub mod date;
+mod errors;
+mod json;
 pub mod outcome;
+pub mod pan;
 pub mod request;
+mod scrub;
 
 use std::io::Read;
 use std::path::Path;
@@ -47,7 +57,7 @@ pub async fn pay(client: &Client, request: CardRequest) -> PayReport {
         client.pay(wire.body()).await
         // `wire` dropped (and wiped) here, right after the call.
     };
-    let report = PayReport::new(&request, outcome);
+    let report = PayReport::from_answer(&request, outcome, client.base_url());
     tracing::info!(
         transaction_id = %report.transaction_id,
         outcome = report.result.name(),

@@ -12,7 +12,9 @@ use crate::exit::Exit;
 use crate::provider::Outcome;
 use crate::provider::wire::codes;
 
-use super::request::{CardRequest, FieldError, InvalidRequest, Secrets, scrub};
+use super::errors::{FieldError, InvalidRequest};
+use super::request::CardRequest;
+use super::scrub::{Redirect, Secrets, check_redirect, scrub};
 
 /// `data.status` the provider sets when the cardholder must authenticate.
 pub const STATUS_REQUIRES_3DS: &str = "REQUIRES_3DS";
@@ -96,17 +98,29 @@ pub struct PayReport {
 }
 
 impl PayReport {
-    /// Classifies the provider's answer for `request`. Provider text is
-    /// scrubbed of this request's card data and of anything that looks like
-    /// a card number.
+    /// Classifies the provider's answer for `request`, with no provider
+    /// host known: a redirect carrying card data is refused whatever its
+    /// host. Provider text is scrubbed of this request's card data and of
+    /// anything that looks like a card number.
     pub fn new(request: &CardRequest, outcome: Outcome) -> PayReport {
+        PayReport::classify(request, outcome, None)
+    }
+
+    /// [`PayReport::new`] for an answer from the provider at `base_url`: a
+    /// redirect to that same host has its card data masked rather than being
+    /// refused.
+    pub fn from_answer(request: &CardRequest, outcome: Outcome, base_url: &str) -> PayReport {
+        PayReport::classify(request, outcome, Some(base_url))
+    }
+
+    fn classify(request: &CardRequest, outcome: Outcome, base_url: Option<&str>) -> PayReport {
         let secrets = request.secrets();
         PayReport {
             transaction_id: request.transaction_id.clone(),
             card: request.card.masked(),
             amount: request.wire_amount().to_string(),
             currency: request.currency.code().to_string(),
-            result: classify(outcome, &secrets),
+            result: classify(outcome, base_url, &secrets),
         }
     }
 
@@ -265,7 +279,7 @@ fn refusal_words(code: &str, card: &str, currency: &str) -> String {
 }
 
 /// Classifies the provider's answer. Every string taken from it is scrubbed.
-fn classify(outcome: Outcome, secrets: &Secrets<'_>) -> PayResult {
+fn classify(outcome: Outcome, base_url: Option<&str>, secrets: &Secrets<'_>) -> PayResult {
     let s = |t: &str| scrub(t, secrets);
     match outcome {
         Outcome::Accepted {
@@ -280,14 +294,8 @@ fn classify(outcome: Outcome, secrets: &Secrets<'_>) -> PayResult {
                     let url = data
                         .as_ref()
                         .and_then(|d| d.get(REDIRECT_URL_FIELD))
-                        .and_then(Value::as_str)
-                        .and_then(|u| safe_redirect(u, secrets));
-                    match url {
-                        Some(url) => PayResult::Redirect { url },
-                        None => PayResult::Unknown {
-                            reason: "the provider asks for 3-D Secure authentication but gave no usable redirect URL".to_string(),
-                        },
-                    }
+                        .and_then(Value::as_str);
+                    redirect(url, base_url, secrets)
                 }
                 Some(st) if PAID_STATUSES.contains(&st) => PayResult::Paid { status: s(st) },
                 Some(st) if REFUSED_STATUSES.contains(&st) => {
@@ -331,20 +339,27 @@ fn classify(outcome: Outcome, secrets: &Secrets<'_>) -> PayResult {
     }
 }
 
-/// The redirect URL if it is one a browser should open: absolute, http or
-/// https, and free of this card's number. Parsing re-serialises it, so
-/// control characters come out percent-encoded and cannot reach the
-/// terminal raw.
-fn safe_redirect(url: &str, secrets: &Secrets<'_>) -> Option<String> {
-    let parsed = reqwest::Url::parse(url.trim()).ok()?;
-    if !matches!(parsed.scheme(), "https" | "http") || parsed.host().is_none() {
-        return None;
+/// The 3-D Secure redirect as shown to the user: the URL (card data masked
+/// when it goes back to the provider's own host), or an unknown outcome when
+/// there is none a browser should open or it would carry card data to
+/// another host.
+fn redirect(url: Option<&str>, base_url: Option<&str>, secrets: &Secrets<'_>) -> PayResult {
+    let unusable = || PayResult::Unknown {
+        reason: "the provider asks for 3-D Secure authentication but gave no usable redirect URL"
+            .to_string(),
+    };
+    let Some(url) = url else {
+        return unusable();
+    };
+    match check_redirect(url, base_url, secrets) {
+        Redirect::Clean(url) | Redirect::Masked(url) => PayResult::Redirect { url },
+        Redirect::Unusable => unusable(),
+        Redirect::CardDataToOtherHost { host } => PayResult::Unknown {
+            reason: format!(
+                "the provider asks for 3-D Secure authentication through a URL on another host ({host}) that carries card data; payrun does not show it, so that no card data is sent there"
+            ),
+        },
     }
-    let text = parsed.to_string();
-    if !secrets.pan.is_empty() && text.contains(secrets.pan) {
-        return None;
-    }
-    Some(text)
 }
 
 #[cfg(test)]
@@ -529,5 +544,114 @@ mod tests {
             assert!(!text.contains(secret), "{secret} in {text}");
         }
         assert!(text.contains("amount 1000"), "{text}");
+    }
+
+    /// The digits of `text` in order: what a reader could piece together
+    /// from a number written with separators.
+    fn digits(text: &str) -> String {
+        text.chars().filter(char::is_ascii_digit).collect()
+    }
+
+    #[test]
+    fn echoed_card_numbers_with_separators_are_masked() {
+        let req = request("4000000000003220");
+        for written in [
+            "4000 0000 0000 3220",
+            "4000-0000-0000-3220",
+            "4000.0000.0000.3220",
+        ] {
+            let r = PayReport::new(
+                &req,
+                Outcome::Refused {
+                    http: 422,
+                    code: "CARD_DECLINED".into(),
+                    message: format!("card {written} declined"),
+                    transaction_failed: false,
+                },
+            );
+            let shown = r.to_text() + &r.to_json().to_string();
+            assert!(!digits(&shown).contains("4000000000003220"), "{shown}");
+            assert!(shown.contains("card 400000******3220 declined"), "{shown}");
+        }
+    }
+
+    #[test]
+    fn echoed_cvv_and_otp_values_are_hidden() {
+        let req = request("4000000000003220");
+        let r = PayReport::new(
+            &req,
+            Outcome::Refused {
+                http: 422,
+                code: "VALIDATION_ERROR".into(),
+                // A labelled CVV other than the one sent is hidden too.
+                message: r#"{"card_cvv":"123","otp":"918273"} otp=55-66"#.into(),
+                transaction_failed: false,
+            },
+        );
+        let shown = r.to_text() + &r.to_json().to_string();
+        for secret in ["123", "918273", "55-66"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+    }
+
+    #[test]
+    fn card_data_in_a_provider_redirect_is_masked() {
+        let req = request("4000000000003220");
+        let r = PayReport::from_answer(
+            &req,
+            accepted(
+                "REQUIRES_3DS",
+                json!({"redirectUrl":"https://pay.example/3ds/4000%200000%200000%203220?otp=918273&t=T-1"}),
+            ),
+            "https://pay.example",
+        );
+        assert_eq!(
+            r.result,
+            PayResult::Redirect {
+                url: "https://pay.example/3ds/400000******3220?otp=%5Bredacted%5D&t=T-1".into()
+            }
+        );
+    }
+
+    #[test]
+    fn card_data_in_a_redirect_to_another_host_is_refused() {
+        let req = request("4000000000003220");
+        for url in [
+            "https://acs.other.example/3ds/4000%200000%200000%203220",
+            "https://acs.other.example/3ds?card=4000-0000-0000-3220",
+            "https://acs.other.example/3ds?cvv=737",
+        ] {
+            let r = PayReport::from_answer(
+                &req,
+                accepted("REQUIRES_3DS", json!({ "redirectUrl": url })),
+                "https://pay.example",
+            );
+            assert!(matches!(r.result, PayResult::Unknown { .. }), "{url}");
+            let shown = r.to_text() + &r.to_json().to_string();
+            assert!(!digits(&shown).contains("4000000000003220"), "{shown}");
+            assert!(
+                !shown.contains("737") && !shown.contains("acs.other.example/3ds"),
+                "{shown}"
+            );
+            assert!(
+                shown.contains("another host (acs.other.example)"),
+                "{shown}"
+            );
+        }
+        // A clean URL to another host (the issuer's ACS) is shown as it is.
+        let r = PayReport::from_answer(
+            &req,
+            accepted(
+                "REQUIRES_3DS",
+                json!({"redirectUrl":"https://acs.other.example/3ds/abc"}),
+            ),
+            "https://pay.example",
+        );
+        assert_eq!(
+            r.result,
+            PayResult::Redirect {
+                url: "https://acs.other.example/3ds/abc".into()
+            }
+        );
     }
 }

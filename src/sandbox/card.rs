@@ -1,9 +1,17 @@
 //! Card rules of the sandbox's `/pay`: the test cards and their 3-D Secure
 //! enrolment, the Luhn, expiry and CVV checks, masking to first 6 / last 4,
 //! and the 3-D Secure page a payer's browser is sent to. Nothing here keeps
-//! a card number, CVV or OTP: callers get back only a masked number.
+//! a card number, CVV or OTP: callers get back only a masked number. The
+//! Luhn check, the mask and the expiry dates are `card::pan` and
+//! `card::date`, the same code `payrun pay` uses.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::card::date::YearMonth;
+use crate::card::pan::luhn_valid;
+
+pub(crate) use crate::card::date::{parse_month, parse_year};
+/// The sandbox shows and keeps what `payrun pay` shows: first 6 and last 4
+/// digits at most, fewer for short numbers.
+pub(crate) use crate::card::pan::mask_pan as mask;
 
 /// Enrolled in 3-D Secure: `/pay` answers `REQUIRES_3DS` with a redirect.
 pub const ENROLLED_CARDS: [&str; 2] = ["4000000000003220", "4000002760003184"];
@@ -40,7 +48,7 @@ pub(crate) fn card_number_problem(number: &str) -> Option<&'static str> {
     if !(12..=19).contains(&number.len()) {
         return Some("must have 12 to 19 digits");
     }
-    if !crate::card::request::luhn_valid(number) {
+    if !luhn_valid(number) {
         return Some("fails the Luhn check");
     }
     None
@@ -52,60 +60,15 @@ pub(crate) fn cvv_problem(cvv: &str) -> Option<&'static str> {
     (!ok).then_some("must be 3 or 4 digits")
 }
 
-/// Parses a two-digit month `01`..`12`.
-pub(crate) fn parse_month(mm: &str) -> Option<u32> {
-    two_digits(mm).filter(|m| (1..=12).contains(m))
-}
-
-/// Parses a two-digit year `YY`, meaning 20YY.
-pub(crate) fn parse_year(yy: &str) -> Option<u32> {
-    two_digits(yy).map(|y| 2000 + y)
-}
-
-fn two_digits(s: &str) -> Option<u32> {
-    if s.len() == 2 && s.bytes().all(|b| b.is_ascii_digit()) {
-        s.parse().ok()
-    } else {
-        None
-    }
-}
-
 /// A card is valid through the last day of its expiry month.
-pub(crate) fn expired(year: u32, month: u32, now: (u32, u32)) -> bool {
-    (year, month) < now
+pub(crate) fn expired(year: u16, month: u8, now: (u32, u32)) -> bool {
+    (u32::from(year), u32::from(month)) < now
 }
 
 /// The current (year, month) in UTC, from the system clock.
 pub(crate) fn current_year_month() -> (u32, u32) {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    year_month_from_days(secs / 86_400)
-}
-
-/// Civil (year, month) of a day count since 1970-01-01, after Howard
-/// Hinnant's `civil_from_days`; avoids a date crate for one comparison.
-fn year_month_from_days(days: u64) -> (u32, u32) {
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year as u32, month as u32)
-}
-
-/// First 6 and last 4 digits, the rest as `*`: the most of a card number
-/// that may be kept or shown.
-pub(crate) fn mask(number: &str) -> String {
-    let n = number.len();
-    if n < 10 || !number.is_ascii() {
-        return "*".repeat(n.min(19));
-    }
-    format!("{}{}{}", &number[..6], "*".repeat(n - 10), &number[n - 4..])
+    let now = YearMonth::now_utc();
+    (u32::from(now.year), u32::from(now.month))
 }
 
 /// Escapes text for an HTML page (transaction ids are chosen by the
@@ -184,10 +147,10 @@ mod tests {
             DECLINED_CARD,
             "79927398713",
         ] {
-            assert!(crate::card::request::luhn_valid(good), "{good}");
+            assert!(luhn_valid(good), "{good}");
         }
         for bad in ["4242424242424241", "79927398710", "", "4242x42424242424"] {
-            assert!(!crate::card::request::luhn_valid(bad), "{bad}");
+            assert!(!luhn_valid(bad), "{bad}");
         }
     }
 
@@ -234,23 +197,11 @@ mod tests {
     }
 
     #[test]
-    fn civil_dates() {
-        assert_eq!(year_month_from_days(0), (1970, 1));
-        assert_eq!(year_month_from_days(31), (1970, 2));
-        // 2000-02-29 is day 11_016; 2000-03-01 is day 11_017.
-        assert_eq!(year_month_from_days(11_016), (2000, 2));
-        assert_eq!(year_month_from_days(11_017), (2000, 3));
-        // 2024-12-31 is day 20_088; 2025-01-01 is day 20_089.
-        assert_eq!(year_month_from_days(20_088), (2024, 12));
-        assert_eq!(year_month_from_days(20_089), (2025, 1));
-        let (y, m) = current_year_month();
-        assert!(y >= 2025 && (1..=12).contains(&m));
-    }
-
-    #[test]
     fn masking_keeps_first_six_last_four() {
         assert_eq!(mask("4000000000003220"), "400000******3220");
-        assert_eq!(mask("400000000000"), "400000**0000");
+        // 12 digits: 6 + 4 would leave only 2 hidden; the shared mask shows
+        // the last 4 only.
+        assert_eq!(mask("400000000000"), "********0000");
         assert_eq!(mask("1234"), "****");
     }
 
