@@ -1,22 +1,30 @@
 //! The provider sandbox (DESIGN.md section 6): an in-memory simulator of
 //! the provider's `POST /initiates`, `POST /executes` and `POST /pay`, with
 //! wallets, idempotent transaction ids, magic test accounts and cards, and
-//! seeded fault injection (latency, rate limit, 5xx, ambiguous answers).
+//! seeded fault injection (latency, rate limit, 5xx, ambiguous answers),
+//! other providers' dialects, a state file and control endpoints.
 //! This file owns the configuration, the library entry points (`serve`,
 //! `start`) and the `payrun sandbox` command; the rules live in the
 //! submodules: `state` (the books), `fields` (request bodies), `card`,
-//! `faults` and `http` (routes, envelope, connection cutting).
+//! `faults`, `dialect`, `misbehave`, `persist` (the state file), `control`
+//! (the `/_sandbox/` routes) and `http` (routes, envelope, connection
+//! cutting). User documentation: `docs/sandbox.md`.
 
 mod card;
+mod control;
+mod dialect;
 mod faults;
 mod fields;
 mod http;
+mod misbehave;
+mod persist;
 mod state;
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::io::Write;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +35,9 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use card::{DECLINED_CARD, ENROLLED_CARDS, NOT_ENROLLED_CARD};
+pub use dialect::{Dialect, Settlement, codes as dialect_codes};
+pub use misbehave::{Mismatch, Misbehaviour, Outage, REDIRECT_TARGET, Redirect, RedirectOn};
+pub use persist::read_state;
 pub use state::{LedgerEntry, LedgerSnapshot, RequestCounts, magic};
 
 /// The key the sandbox accepts unless told otherwise: `sk_` like real
@@ -74,6 +85,19 @@ pub struct SandboxConfig {
     pub fail_rate: f64,
     /// Share of calls carried out, then answered 503 or cut off.
     pub ambiguous_rate: f64,
+    /// How answers are shaped and repeats treated.
+    pub dialect: Dialect,
+    /// When a pending payout settles (`Dialect::Pending` only).
+    pub settlement: Settlement,
+    /// Every `/executes` of an initiated or paid payout debits again.
+    pub non_idempotent_execute: bool,
+    /// Keep the books in this file: loaded at start (its wallets win over
+    /// `wallets`), rewritten atomically after every change.
+    pub state_file: Option<PathBuf>,
+    /// The outage in force at start (changeable via `/_sandbox/outage`).
+    pub outage: Outage,
+    /// Client-hardening misbehaviours.
+    pub misbehaviour: Misbehaviour,
 }
 
 impl Default for SandboxConfig {
@@ -93,6 +117,12 @@ impl Default for SandboxConfig {
             rate_limit: None,
             fail_rate: 0.0,
             ambiguous_rate: 0.0,
+            dialect: Dialect::default(),
+            settlement: Settlement::default(),
+            non_idempotent_execute: false,
+            state_file: None,
+            outage: Outage::Off,
+            misbehaviour: Misbehaviour::default(),
         }
     }
 }
@@ -235,6 +265,44 @@ pub struct SandboxArgs {
     /// Share (0 to 1) of calls carried out, then answered 503 or cut off.
     #[arg(long, default_value_t = 0.0, value_parser = parse_rate)]
     pub ambiguous_rate: f64,
+    // --- dialects, state, control ---
+    /// How the sandbox talks: envelope (default), errors-in-200, flat,
+    /// conflict-on-repeat, pending.
+    #[arg(long, value_enum, default_value_t = Dialect::Envelope, value_name = "NAME")]
+    pub dialect: Dialect,
+    /// `pending` dialect: a payout settles at the Nth status poll
+    /// (default 2; 0 = not by polls).
+    #[arg(long, value_name = "N")]
+    pub settle_after_polls: Option<u32>,
+    /// `pending` dialect: a payout settles this long after it was accepted.
+    #[arg(long, value_name = "MS")]
+    pub settle_after_ms: Option<u64>,
+    /// Every /executes of an initiated or paid payout debits again
+    /// (paying twice becomes visible in the ledger).
+    #[arg(long)]
+    pub non_idempotent_execute: bool,
+    /// Keep transactions and wallets in FILE across restarts.
+    #[arg(long = "state", value_name = "FILE")]
+    pub state_file: Option<PathBuf>,
+    /// Start in an outage: 500, 502, 503, cut, 401 (default off).
+    #[arg(long, value_enum, default_value_t = Outage::Off, value_name = "MODE")]
+    pub outage: Outage,
+    /// Answer the money calls with this redirect (301/302/303/307/308)
+    /// to /_sandbox/redirected.
+    #[arg(long, value_name = "STATUS")]
+    pub redirect: Option<u16>,
+    /// Which calls --redirect applies to.
+    #[arg(long, value_enum, default_value_t = RedirectOn::Executes, value_name = "CALLS")]
+    pub redirect_on: RedirectOn,
+    /// Answer every provider call with an endless JSON body.
+    #[arg(long)]
+    pub endless_body: bool,
+    /// 401 answers quote the Authorization header received.
+    #[arg(long)]
+    pub echo_authorization: bool,
+    /// /initiates answers echo a different value of this field.
+    #[arg(long, value_enum, value_name = "FIELD")]
+    pub initiate_mismatch: Option<Mismatch>,
 }
 
 fn parse_wallet(s: &str) -> Result<(String, Decimal), String> {
@@ -273,8 +341,27 @@ impl SandboxArgs {
             rate_limit: self.rate_limit,
             fail_rate: self.fail_rate,
             ambiguous_rate: self.ambiguous_rate,
+            dialect: self.dialect,
+            non_idempotent_execute: self.non_idempotent_execute,
+            state_file: self.state_file.clone(),
+            outage: self.outage,
+            misbehaviour: Misbehaviour {
+                redirect: self.redirect.map(|status| Redirect {
+                    status,
+                    on: self.redirect_on,
+                }),
+                endless_body: self.endless_body,
+                echo_authorization: self.echo_authorization,
+                initiate_mismatch: self.initiate_mismatch,
+            },
             ..SandboxConfig::default()
         };
+        if self.settle_after_polls.is_some() || self.settle_after_ms.is_some() {
+            config.settlement = Settlement {
+                after_polls: self.settle_after_polls.filter(|&n| n > 0),
+                after_ms: self.settle_after_ms,
+            };
+        }
         if !self.wallets.is_empty() {
             config.wallets.clear();
             for (cur, amount) in &self.wallets {
