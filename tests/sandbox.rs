@@ -1827,3 +1827,89 @@ async fn an_initiate_answer_can_echo_another_amount() {
     assert_eq!(o.body()["data"]["accountId"], "2250700000001");
     assert_eq!(sb.ledger().await.get("m-1").unwrap().amount, Decimal::from(10));
 }
+
+/// Starts `payrun sandbox` with `args` on a free port; returns the child
+/// and its base URL.
+async fn spawn_cli(args: &[&str]) -> (tokio::process::Child, String) {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .args(["sandbox", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("PAYRUN_SANDBOX_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next_line().await.unwrap().expect("a first line");
+    let base = first
+        .strip_prefix("payrun sandbox listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_owned();
+    // Read the key and seed lines too: closing the pipe earlier would fail
+    // the sandbox's own printing.
+    for _ in 0..2 {
+        lines.next_line().await.unwrap().expect("key and seed lines");
+    }
+    (child, base)
+}
+
+#[tokio::test]
+async fn the_cli_state_file_survives_kill_9() {
+    let dir = std::env::temp_dir().join(format!("payrun-sbx-kill-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sandbox-state.json");
+    let _ = std::fs::remove_file(&path);
+    let state = path.to_str().unwrap();
+    let args = [
+        "--state",
+        state,
+        "--wallet",
+        "XOF=1000",
+        "--dialect",
+        "flat",
+        "--non-idempotent-execute",
+    ];
+    let client = Client::new();
+    let (mut child, base) = spawn_cli(&args).await;
+    let post = |base: &str, path: &str, body: Value| {
+        client
+            .post(format!("{base}{path}"))
+            .bearer_auth(KEY)
+            .json(&body)
+            .send()
+    };
+    let i = post(&base, "/initiates", initiate_body("cli-k", "100", "XOF", "2250700000001"))
+        .await
+        .unwrap();
+    assert_eq!(i.status(), StatusCode::CREATED);
+    let body: Value = i.json().await.unwrap();
+    assert_eq!(body["status"], "INITIATED");
+    let e = post(&base, "/executes", json!({"transactionId": "cli-k"}))
+        .await
+        .unwrap();
+    assert_eq!(e.status(), StatusCode::OK);
+    // No graceful stop: the answered calls must already be on disk.
+    child.kill().await.unwrap();
+    let kept = sandbox::read_state(&path).unwrap();
+    assert_eq!(kept.wallets["XOF"], Decimal::from(900));
+
+    let (mut child, base) = spawn_cli(&args).await;
+    let e = post(&base, "/executes", json!({"transactionId": "cli-k"}))
+        .await
+        .unwrap();
+    assert_eq!(e.status(), StatusCode::OK);
+    let ledger: LedgerSnapshot = client
+        .get(format!("{base}/_sandbox/ledger"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let t = ledger.get("cli-k").unwrap();
+    assert_eq!((t.debits, t.execute_calls), (2, 2));
+    assert_eq!(ledger.wallets["XOF"], Decimal::from(800));
+    stop(&mut child).await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -503,4 +503,67 @@ mod tests {
         assert!(twice.args.to_config(0).is_err());
         assert!(Cli::try_parse_from(["x", "--rate-limit", "0"]).is_err());
     }
+
+    #[test]
+    fn dialect_state_and_misbehaviour_flags_build_a_config() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: SandboxArgs,
+        }
+        let cli = Cli::try_parse_from([
+            "x",
+            "--dialect",
+            "errors-in-200",
+            "--non-idempotent-execute",
+            "--state",
+            "s.json",
+            "--settle-after-ms",
+            "250",
+            "--outage",
+            "503",
+            "--redirect",
+            "308",
+            "--redirect-on",
+            "both",
+            "--endless-body",
+            "--echo-authorization",
+            "--initiate-mismatch",
+            "transaction-id",
+        ])
+        .unwrap();
+        let c = cli.args.to_config(0).unwrap();
+        assert_eq!(c.dialect, Dialect::ErrorsIn200);
+        assert!(c.non_idempotent_execute);
+        assert_eq!(c.state_file.as_deref(), Some(std::path::Path::new("s.json")));
+        assert_eq!(
+            c.settlement,
+            Settlement {
+                after_polls: None,
+                after_ms: Some(250)
+            }
+        );
+        assert_eq!(c.outage, Outage::Status503);
+        assert_eq!(
+            c.misbehaviour,
+            Misbehaviour {
+                redirect: Some(Redirect {
+                    status: 308,
+                    on: RedirectOn::Both
+                }),
+                endless_body: true,
+                echo_authorization: true,
+                initiate_mismatch: Some(Mismatch::TransactionId),
+            }
+        );
+        for name in ["envelope", "flat", "conflict-on-repeat", "pending"] {
+            assert!(Cli::try_parse_from(["x", "--dialect", name]).is_ok(), "{name}");
+        }
+        assert!(Cli::try_parse_from(["x", "--dialect", "soap"]).is_err());
+        let defaults = Cli::try_parse_from(["x"]).unwrap().args.to_config(0).unwrap();
+        assert_eq!(defaults.dialect, Dialect::Envelope);
+        assert_eq!(defaults.settlement, Settlement::default());
+        assert_eq!(defaults.misbehaviour, Misbehaviour::default());
+    }
 }
