@@ -1397,12 +1397,19 @@ async fn errors_in_200_dialect_answers_errors_with_http_200() {
     assert_eq!(e.code(), "INSUFFICIENT_BALANCE");
     assert!(e.body()["message"].is_string());
     let unauthorized = sb
-        .post_with_key("/executes", Some("sk_wrong"), &json!({"transactionId": "ok"}))
+        .post_with_key(
+            "/executes",
+            Some("sk_wrong"),
+            &json!({"transactionId": "ok"}),
+        )
         .await;
     assert_eq!(unauthorized.status(), Some(StatusCode::OK));
     assert_eq!(unauthorized.code(), "UNAUTHORIZED");
     let nf = sb.execute("nope").await;
-    assert_eq!((nf.status(), nf.code()), (Some(StatusCode::OK), "TRANSACTION_NOT_FOUND"));
+    assert_eq!(
+        (nf.status(), nf.code()),
+        (Some(StatusCode::OK), "TRANSACTION_NOT_FOUND")
+    );
     assert_eq!(sb.ledger().await.wallets["XOF"], Decimal::from(1000));
 }
 
@@ -1415,14 +1422,25 @@ async fn flat_dialect_answers_without_an_envelope() {
     assert!(b.get("data").is_none(), "{b}");
     assert_eq!(
         (&b["transactionId"], &b["status"], &b["code"], &b["amount"]),
-        (&json!("f-1"), &json!("INITIATED"), &json!("INITIATED"), &json!("10"))
+        (
+            &json!("f-1"),
+            &json!("INITIATED"),
+            &json!("INITIATED"),
+            &json!("10")
+        )
     );
     let e = sb.execute("f-1").await;
-    assert_eq!((&e.body()["status"], e.code()), (&json!("SUCCESS"), "SUCCESS"));
+    assert_eq!(
+        (&e.body()["status"], e.code()),
+        (&json!("SUCCESS"), "SUCCESS")
+    );
     sb.initiate("f-2", "10", magic::RECIPIENT_NOT_FOUND).await;
     let f = sb.execute("f-2").await;
     assert_eq!(f.status(), Some(StatusCode::UNPROCESSABLE_ENTITY));
-    assert_eq!((&f.body()["status"], f.code()), (&json!("FAILED"), "RECIPIENT_NOT_FOUND"));
+    assert_eq!(
+        (&f.body()["status"], f.code()),
+        (&json!("FAILED"), "RECIPIENT_NOT_FOUND")
+    );
     let s = sb.status("f-1").await;
     assert_eq!(s.body()["status"], "SUCCESS");
     let refused = sb
@@ -1494,7 +1512,10 @@ async fn pending_dialect_settles_after_a_delay() {
     .await;
     sb.initiate("d-1", "100", "2250700000001").await;
     assert_eq!(sb.execute("d-1").await.code(), "PENDING");
-    assert_eq!(sb.status("d-1").await.body()["data"]["status"], "PROCESSING");
+    assert_eq!(
+        sb.status("d-1").await.body()["data"]["status"],
+        "PROCESSING"
+    );
     // The settlement delay itself is what is tested here.
     tokio::time::sleep(std::time::Duration::from_millis(150)).await;
     let l = sb.ledger().await;
@@ -1531,9 +1552,7 @@ async fn status_call_needs_the_key_and_names_unknown_ids() {
     assert_eq!(s.body()["data"]["transactionId"], "s-1");
     let nf = sb.status("nope").await;
     assert_envelope(&nf, StatusCode::NOT_FOUND, "TRANSACTION_NOT_FOUND");
-    let anon = sb
-        .send(sb.client.get(sb.url("/status/s-1")))
-        .await;
+    let anon = sb.send(sb.client.get(sb.url("/status/s-1"))).await;
     assert_envelope(&anon, StatusCode::UNAUTHORIZED, "UNAUTHORIZED");
     assert_eq!(sb.ledger().await.requests.status, 3);
 }
@@ -1557,9 +1576,15 @@ async fn statement_lists_every_payout_in_english_or_french() {
     };
     let en = get("format=csv").await;
     let lines: Vec<&str> = en.lines().collect();
-    assert_eq!(lines[0], "Transaction ID,Account,Amount,Currency,Status,Date");
+    assert_eq!(
+        lines[0],
+        "Transaction ID,Account,Amount,Currency,Status,Date"
+    );
     assert_eq!(lines.len(), 4, "{en}");
-    assert!(lines[1].starts_with("st-1,2250700000001,1500,XOF,Successful,20"), "{en}");
+    assert!(
+        lines[1].starts_with("st-1,2250700000001,1500,XOF,Successful,20"),
+        "{en}"
+    );
     assert!(lines[2].contains(",Failed,"), "{en}");
     assert!(lines[3].contains(",Initiated,"), "{en}");
     let fr = get("format=csv&lang=fr").await;
@@ -1595,7 +1620,10 @@ async fn state_file_keeps_the_books_across_restarts() {
     sb.initiate("k-2", "100", "2250700000002").await;
     sb.execute("k-1").await;
     let topped = sb
-        .control("/_sandbox/topup", json!({"currency": "XOF", "amount": "500"}))
+        .control(
+            "/_sandbox/topup",
+            json!({"currency": "XOF", "amount": "500"}),
+        )
         .await;
     assert_eq!(topped.body()["balance"], "1400");
     let on_disk = sandbox::read_state(&path).unwrap();
@@ -1626,14 +1654,20 @@ async fn state_file_keeps_the_books_across_restarts() {
 #[tokio::test]
 async fn control_routes_need_the_key() {
     let sb = default_sandbox().await;
-    for path in ["/_sandbox/topup", "/_sandbox/outage", "/_sandbox/control", "/_sandbox/pause"] {
-        let o = sb
-            .send(sb.client.post(sb.url(path)).json(&json!({})))
-            .await;
+    for path in [
+        "/_sandbox/topup",
+        "/_sandbox/outage",
+        "/_sandbox/control",
+        "/_sandbox/pause",
+    ] {
+        let o = sb.send(sb.client.post(sb.url(path)).json(&json!({}))).await;
         assert_eq!(o.status(), Some(StatusCode::UNAUTHORIZED), "{path}");
     }
     let bad = sb
-        .control("/_sandbox/topup", json!({"currency": "XOF", "amount": "-5"}))
+        .control(
+            "/_sandbox/topup",
+            json!({"currency": "XOF", "amount": "-5"}),
+        )
         .await;
     assert_eq!(bad.status(), Some(StatusCode::BAD_REQUEST));
 }
@@ -1648,7 +1682,10 @@ async fn a_top_up_lets_a_short_wallet_pay() {
         .await;
     assert_eq!(sb.execute("t-2").await.code(), "SUCCESS");
     let usd = sb
-        .control("/_sandbox/topup", json!({"currency": "usd", "amount": "7.5"}))
+        .control(
+            "/_sandbox/topup",
+            json!({"currency": "usd", "amount": "7.5"}),
+        )
         .await;
     assert_eq!(usd.body()["balance"], "7.5");
     let l = sb.ledger().await;
@@ -1664,7 +1701,10 @@ async fn the_outage_switch_refuses_every_call_until_off() {
     let o = sb.initiate("o-1", "10", "2250700000001").await;
     assert_envelope(&o, StatusCode::SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE");
     sb.control("/_sandbox/outage", json!({"mode": "cut"})).await;
-    assert_eq!(sb.initiate("o-1", "10", "2250700000001").await, Outcome::Cut);
+    assert_eq!(
+        sb.initiate("o-1", "10", "2250700000001").await,
+        Outcome::Cut
+    );
     assert!(sb.ledger().await.transactions.is_empty());
     sb.control("/_sandbox/outage", json!({"mode": "off"})).await;
     assert_eq!(
@@ -1684,7 +1724,8 @@ async fn the_rate_limit_changes_at_run_time_and_429s_are_counted() {
             Some(StatusCode::CREATED)
         );
     }
-    sb.control("/_sandbox/control", json!({"rateLimit": 1})).await;
+    sb.control("/_sandbox/control", json!({"rateLimit": 1}))
+        .await;
     let codes: Vec<u16> = {
         let mut v = Vec::new();
         for i in 5..10 {
@@ -1695,12 +1736,15 @@ async fn the_rate_limit_changes_at_run_time_and_429s_are_counted() {
     let limited = codes.iter().filter(|&&c| c == 429).count() as u64;
     assert!(limited >= 3, "{codes:?}");
     assert_eq!(sb.ledger().await.requests.rate_limited, limited);
-    sb.control("/_sandbox/control", json!({"rateLimit": null})).await;
+    sb.control("/_sandbox/control", json!({"rateLimit": null}))
+        .await;
     assert_eq!(
         sb.initiate("r-10", "1", "1").await.status(),
         Some(StatusCode::CREATED)
     );
-    let bad = sb.control("/_sandbox/control", json!({"rateLimit": 0})).await;
+    let bad = sb
+        .control("/_sandbox/control", json!({"rateLimit": 0}))
+        .await;
     assert_eq!(bad.status(), Some(StatusCode::BAD_REQUEST));
 }
 
@@ -1804,7 +1848,12 @@ async fn a_401_can_quote_the_authorization_header() {
         .post_with_key("/initiates", Some("sk_live_SECRET"), &json!({}))
         .await;
     assert_eq!(o.status(), Some(StatusCode::UNAUTHORIZED));
-    assert!(o.body()["message"].as_str().unwrap().contains("Bearer sk_live_SECRET"));
+    assert!(
+        o.body()["message"]
+            .as_str()
+            .unwrap()
+            .contains("Bearer sk_live_SECRET")
+    );
     let plain = sandbox(config(false)).await;
     let o = plain
         .post_with_key("/initiates", Some("sk_live_SECRET"), &json!({}))
@@ -1825,7 +1874,10 @@ async fn an_initiate_answer_can_echo_another_amount() {
     let o = sb.initiate("m-1", "10", "2250700000001").await;
     assert_eq!(o.body()["data"]["amount"], "11");
     assert_eq!(o.body()["data"]["accountId"], "2250700000001");
-    assert_eq!(sb.ledger().await.get("m-1").unwrap().amount, Decimal::from(10));
+    assert_eq!(
+        sb.ledger().await.get("m-1").unwrap().amount,
+        Decimal::from(10)
+    );
 }
 
 /// Starts `payrun sandbox` with `args` on a free port; returns the child
@@ -1849,7 +1901,11 @@ async fn spawn_cli(args: &[&str]) -> (tokio::process::Child, String) {
     // Read the key and seed lines too: closing the pipe earlier would fail
     // the sandbox's own printing.
     for _ in 0..2 {
-        lines.next_line().await.unwrap().expect("key and seed lines");
+        lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("key and seed lines");
     }
     (child, base)
 }
@@ -1879,9 +1935,13 @@ async fn the_cli_state_file_survives_kill_9() {
             .json(&body)
             .send()
     };
-    let i = post(&base, "/initiates", initiate_body("cli-k", "100", "XOF", "2250700000001"))
-        .await
-        .unwrap();
+    let i = post(
+        &base,
+        "/initiates",
+        initiate_body("cli-k", "100", "XOF", "2250700000001"),
+    )
+    .await
+    .unwrap();
     assert_eq!(i.status(), StatusCode::CREATED);
     let body: Value = i.json().await.unwrap();
     assert_eq!(body["status"], "INITIATED");

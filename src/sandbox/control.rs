@@ -17,7 +17,7 @@ use axum::routing::{any, get, post};
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
-use super::http::{App, check_auth, error};
+use super::http::{App, Refused, check_auth, error};
 use super::misbehave::{Outage, REDIRECT_TARGET};
 use super::state::LedgerSnapshot;
 use crate::provider::wire::codes;
@@ -53,11 +53,11 @@ fn bad(message: &str) -> Response {
 }
 
 /// Authenticates and parses a JSON object body.
-fn parse(app: &App, headers: &HeaderMap, body: &Bytes) -> Result<Value, Response> {
-    check_auth(app, headers).map_err(|r| *r)?;
+fn parse(app: &App, headers: &HeaderMap, body: &Bytes) -> Result<Value, Refused> {
+    check_auth(app, headers)?;
     match serde_json::from_slice::<Value>(body) {
         Ok(v @ Value::Object(_)) => Ok(v),
-        _ => Err(bad("the body must be a JSON object")),
+        _ => Err(Box::new(bad("the body must be a JSON object"))),
     }
 }
 
@@ -75,9 +75,13 @@ fn decimal(v: &Value) -> Option<Decimal> {
 async fn topup(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
     let v = match parse(&app, &headers, &body) {
         Ok(v) => v,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
-    let currency = v["currency"].as_str().unwrap_or("").trim().to_ascii_uppercase();
+    let currency = v["currency"]
+        .as_str()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_uppercase();
     if !(currency.len() == 3 && currency.bytes().all(|b| b.is_ascii_uppercase())) {
         return bad("currency must be a three-letter code, e.g. \"XOF\"");
     }
@@ -102,7 +106,7 @@ async fn topup(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> 
 async fn outage(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
     let v = match parse(&app, &headers, &body) {
         Ok(v) => v,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let Some(mode) = v["mode"].as_str().and_then(Outage::parse) else {
         return bad("mode must be one of \"500\", \"502\", \"503\", \"cut\", \"401\", \"off\"");
@@ -116,10 +120,12 @@ async fn outage(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) ->
 async fn control(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
     let v = match parse(&app, &headers, &body) {
         Ok(v) => v,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     if let Some(obj) = v.as_object()
-        && let Some(k) = obj.keys().find(|k| !["rateLimit", "latencyMs"].contains(&k.as_str()))
+        && let Some(k) = obj
+            .keys()
+            .find(|k| !["rateLimit", "latencyMs"].contains(&k.as_str()))
     {
         return bad(&format!("unknown key {k:?}; known: rateLimit, latencyMs"));
     }
@@ -149,9 +155,12 @@ async fn control(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -
 async fn pause(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
     let v = match parse(&app, &headers, &body) {
         Ok(v) => v,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
-    let Some(secs) = v["seconds"].as_u64().filter(|s| (1..=MAX_PAUSE_SECS).contains(s)) else {
+    let Some(secs) = v["seconds"]
+        .as_u64()
+        .filter(|s| (1..=MAX_PAUSE_SECS).contains(s))
+    else {
         return bad("seconds must be a whole number from 1 to 3600");
     };
     *app.paused_until.lock().unwrap_or_else(|e| e.into_inner()) =
@@ -180,7 +189,14 @@ struct Words {
 }
 
 const ENGLISH: Words = Words {
-    headers: ["Transaction ID", "Account", "Amount", "Currency", "Status", "Date"],
+    headers: [
+        "Transaction ID",
+        "Account",
+        "Amount",
+        "Currency",
+        "Status",
+        "Date",
+    ],
     success: "Successful",
     failed: "Failed",
     pending: "Pending",
@@ -250,7 +266,9 @@ async fn statement(State(app): State<Arc<App>>, req: Request) -> Response {
 
 /// The statement of every payout (card payments are not payouts).
 fn statement_csv(s: &LedgerSnapshot, words: &Words, sep: u8) -> csv::Result<Vec<u8>> {
-    let mut w = csv::WriterBuilder::new().delimiter(sep).from_writer(Vec::new());
+    let mut w = csv::WriterBuilder::new()
+        .delimiter(sep)
+        .from_writer(Vec::new());
     w.write_record(words.headers)?;
     for t in s.transactions.iter().filter(|t| t.kind == "payout") {
         let status = match t.status.as_str() {

@@ -86,7 +86,8 @@ impl Settlement {
         if self.after_polls.is_none() && self.after_ms.is_none() {
             return true;
         }
-        self.after_polls.is_some_and(|n| polls >= n) || self.after_ms.is_some_and(|ms| elapsed_ms >= ms)
+        self.after_polls.is_some_and(|n| polls >= n)
+            || self.after_ms.is_some_and(|ms| elapsed_ms >= ms)
     }
 }
 
@@ -196,26 +197,53 @@ mod tests {
     #[test]
     fn errors_in_200_keeps_gateway_statuses() {
         let d = Dialect::ErrorsIn200;
-        let (s, v) = shape(d, StatusCode::UNPROCESSABLE_ENTITY, env("error", "INSUFFICIENT_BALANCE", None));
+        let (s, v) = shape(
+            d,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            env("error", "INSUFFICIENT_BALANCE", None),
+        );
         assert_eq!(s, StatusCode::OK);
         assert_eq!(v["status"], "error");
         assert_eq!(v["code"], "INSUFFICIENT_BALANCE");
-        let (s, _) = shape(d, StatusCode::TOO_MANY_REQUESTS, env("error", "RATE_LIMITED", None));
+        let (s, _) = shape(
+            d,
+            StatusCode::TOO_MANY_REQUESTS,
+            env("error", "RATE_LIMITED", None),
+        );
         assert_eq!(s, StatusCode::TOO_MANY_REQUESTS);
-        let (s, _) = shape(d, StatusCode::BAD_GATEWAY, env("error", "BAD_GATEWAY", None));
+        let (s, _) = shape(
+            d,
+            StatusCode::BAD_GATEWAY,
+            env("error", "BAD_GATEWAY", None),
+        );
         assert_eq!(s, StatusCode::BAD_GATEWAY);
-        let (s, v) = shape(d, StatusCode::CREATED, env("success", "INITIATED", Some(json!({"a": 1}))));
+        let (s, v) = shape(
+            d,
+            StatusCode::CREATED,
+            env("success", "INITIATED", Some(json!({"a": 1}))),
+        );
         assert_eq!((s, &v["status"]), (StatusCode::CREATED, &json!("success")));
     }
 
     #[test]
     fn flat_lifts_the_data() {
         let data = json!({"transactionId": "t", "status": "FAILED", "amount": "5"});
-        let (s, v) = shape(Dialect::Flat, StatusCode::UNPROCESSABLE_ENTITY, env("error", "RECIPIENT_NOT_FOUND", Some(data)));
+        let (s, v) = shape(
+            Dialect::Flat,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            env("error", "RECIPIENT_NOT_FOUND", Some(data)),
+        );
         assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
-        assert_eq!(v, json!({"transactionId": "t", "status": "FAILED", "amount": "5",
-                             "code": "RECIPIENT_NOT_FOUND", "message": "m"}));
-        let (_, v) = shape(Dialect::Flat, StatusCode::UNAUTHORIZED, env("error", "UNAUTHORIZED", None));
+        assert_eq!(
+            v,
+            json!({"transactionId": "t", "status": "FAILED", "amount": "5",
+                             "code": "RECIPIENT_NOT_FOUND", "message": "m"})
+        );
+        let (_, v) = shape(
+            Dialect::Flat,
+            StatusCode::UNAUTHORIZED,
+            env("error", "UNAUTHORIZED", None),
+        );
         assert_eq!(v["status"], "ERROR");
         assert!(v.get("data").is_none());
     }
@@ -225,9 +253,18 @@ mod tests {
         let s = Settlement::default();
         assert!(!s.is_due(1, 1_000_000));
         assert!(s.is_due(2, 0));
-        let t = Settlement { after_polls: None, after_ms: Some(50) };
+        let t = Settlement {
+            after_polls: None,
+            after_ms: Some(50),
+        };
         assert!(!t.is_due(100, 49));
         assert!(t.is_due(0, 50));
-        assert!(Settlement { after_polls: None, after_ms: None }.is_due(0, 0));
+        assert!(
+            Settlement {
+                after_polls: None,
+                after_ms: None
+            }
+            .is_due(0, 0)
+        );
     }
 }

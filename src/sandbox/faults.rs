@@ -144,7 +144,11 @@ impl Faults {
     /// `Retry-After` value: whole seconds, at least 1 (the header cannot say
     /// less, and 0 would invite an immediate retry storm).
     pub(crate) fn admit(&self) -> Result<(), u64> {
-        let current = self.limiter.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let current = self
+            .limiter
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         let Some(limiter) = current else {
             return Ok(());
         };

@@ -13,9 +13,9 @@
 use std::collections::HashSet;
 use std::io;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -560,11 +560,11 @@ async fn provider_call(app: Arc<App>, call: Call, req: Request) -> Response {
         return misbehave::endless_response();
     }
     if let Some(r) = app.misbehaviour.redirect {
-        let applies = match (call, r.on) {
-            (Call::Execute, RedirectOn::Executes | RedirectOn::Both) => true,
-            (Call::Initiate, RedirectOn::Initiates | RedirectOn::Both) => true,
-            _ => false,
-        };
+        let applies = matches!(
+            (call, r.on),
+            (Call::Execute, RedirectOn::Executes | RedirectOn::Both)
+                | (Call::Initiate, RedirectOn::Initiates | RedirectOn::Both)
+        );
         if applies {
             return r.response(&base_url(req.headers(), app.local_addr));
         }
@@ -665,8 +665,7 @@ async fn answer(
             };
             let mut a = ledger.initiate(&req, wallet);
             app.commit(&mut ledger)?;
-            if let (Some(what), Some(data)) =
-                (app.misbehaviour.initiate_mismatch, a.data.as_mut())
+            if let (Some(what), Some(data)) = (app.misbehaviour.initiate_mismatch, a.data.as_mut())
             {
                 misbehave::mismatch(data, what);
             }

@@ -127,7 +127,11 @@ pub(crate) fn mismatch(data: &mut Value, what: Mismatch) {
             ("amount", (a + Decimal::ONE).to_string())
         }
         Mismatch::Currency => {
-            let c = if text("currency") == "XOF" { "XAF" } else { "XOF" };
+            let c = if text("currency") == "XOF" {
+                "XAF"
+            } else {
+                "XOF"
+            };
             ("currency", c.to_owned())
         }
         Mismatch::Account => ("accountId", format!("{}9", text("accountId"))),
@@ -151,7 +155,9 @@ impl futures_core::Stream for Endless {
     fn poll_next(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         if !self.started {
             self.started = true;
-            return Poll::Ready(Some(Ok(Bytes::from_static(b"{\"status\":\"success\",\"data\":"))));
+            return Poll::Ready(Some(Ok(Bytes::from_static(
+                b"{\"status\":\"success\",\"data\":",
+            ))));
         }
         Poll::Ready(Some(Ok(Bytes::from_static(&CHUNK))))
     }
@@ -175,7 +181,8 @@ mod tests {
 
     #[test]
     fn mismatches_change_one_field() {
-        let base = json!({"transactionId": "t", "amount": "10", "currency": "XOF", "accountId": "22501"});
+        let base =
+            json!({"transactionId": "t", "amount": "10", "currency": "XOF", "accountId": "22501"});
         let cases = [
             (Mismatch::Amount, "amount", "11"),
             (Mismatch::Currency, "currency", "XAF"),
@@ -205,7 +212,21 @@ mod tests {
 
     #[test]
     fn only_redirect_statuses() {
-        assert!(Redirect { status: 307, on: RedirectOn::Both }.check().is_ok());
-        assert!(Redirect { status: 200, on: RedirectOn::Both }.check().is_err());
+        assert!(
+            Redirect {
+                status: 307,
+                on: RedirectOn::Both
+            }
+            .check()
+            .is_ok()
+        );
+        assert!(
+            Redirect {
+                status: 200,
+                on: RedirectOn::Both
+            }
+            .check()
+            .is_err()
+        );
     }
 }

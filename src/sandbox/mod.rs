@@ -36,7 +36,7 @@ use tokio::task::JoinHandle;
 
 pub use card::{DECLINED_CARD, ENROLLED_CARDS, NOT_ENROLLED_CARD};
 pub use dialect::{Dialect, Settlement, codes as dialect_codes};
-pub use misbehave::{Mismatch, Misbehaviour, Outage, REDIRECT_TARGET, Redirect, RedirectOn};
+pub use misbehave::{Misbehaviour, Mismatch, Outage, REDIRECT_TARGET, Redirect, RedirectOn};
 pub use persist::read_state;
 pub use state::{LedgerEntry, LedgerSnapshot, RequestCounts, magic};
 
@@ -536,7 +536,10 @@ mod tests {
         let c = cli.args.to_config(0).unwrap();
         assert_eq!(c.dialect, Dialect::ErrorsIn200);
         assert!(c.non_idempotent_execute);
-        assert_eq!(c.state_file.as_deref(), Some(std::path::Path::new("s.json")));
+        assert_eq!(
+            c.state_file.as_deref(),
+            Some(std::path::Path::new("s.json"))
+        );
         assert_eq!(
             c.settlement,
             Settlement {
@@ -558,10 +561,17 @@ mod tests {
             }
         );
         for name in ["envelope", "flat", "conflict-on-repeat", "pending"] {
-            assert!(Cli::try_parse_from(["x", "--dialect", name]).is_ok(), "{name}");
+            assert!(
+                Cli::try_parse_from(["x", "--dialect", name]).is_ok(),
+                "{name}"
+            );
         }
         assert!(Cli::try_parse_from(["x", "--dialect", "soap"]).is_err());
-        let defaults = Cli::try_parse_from(["x"]).unwrap().args.to_config(0).unwrap();
+        let defaults = Cli::try_parse_from(["x"])
+            .unwrap()
+            .args
+            .to_config(0)
+            .unwrap();
         assert_eq!(defaults.dialect, Dialect::Envelope);
         assert_eq!(defaults.settlement, Settlement::default());
         assert_eq!(defaults.misbehaviour, Misbehaviour::default());

@@ -950,7 +950,10 @@ mod tests {
         let s = snapshot(&mut l);
         assert_eq!(s.wallets["XOF"], Decimal::from(100));
         let e = s.get("a").unwrap();
-        assert_eq!((e.debits, e.execute_calls, e.status.as_str()), (3, 4, "SUCCESS"));
+        assert_eq!(
+            (e.debits, e.execute_calls, e.status.as_str()),
+            (3, 4, "SUCCESS")
+        );
     }
 
     #[test]
@@ -958,7 +961,10 @@ mod tests {
         let rules = Rules::new(Dialect::ConflictOnRepeat, Settlement::default(), false);
         let mut l = ledger_with(1000, rules);
         let w = l.wallet("XOF").unwrap();
-        assert_eq!(l.initiate(&init("a", "10", "1"), w).status, StatusCode::CREATED);
+        assert_eq!(
+            l.initiate(&init("a", "10", "1"), w).status,
+            StatusCode::CREATED
+        );
         for amount in ["10", "11"] {
             let again = l.initiate(&init("a", amount, "1"), w);
             assert_eq!(
@@ -984,7 +990,10 @@ mod tests {
         l.initiate(&init("nf", "100", magic::RECIPIENT_NOT_FOUND), w);
         for id in ["ok", "nf"] {
             let a = l.execute(id);
-            assert_eq!((a.status, a.code), (StatusCode::ACCEPTED, dialect_codes::PENDING));
+            assert_eq!(
+                (a.status, a.code),
+                (StatusCode::ACCEPTED, dialect_codes::PENDING)
+            );
             assert_eq!(a.data.unwrap()["status"], "PENDING");
         }
         assert_eq!(snapshot(&mut l).wallets["XOF"], Decimal::from(1000));
@@ -1011,7 +1020,10 @@ mod tests {
         fn clock() -> u64 {
             NOW.load(std::sync::atomic::Ordering::Relaxed)
         }
-        let settle = Settlement { after_polls: None, after_ms: Some(500) };
+        let settle = Settlement {
+            after_polls: None,
+            after_ms: Some(500),
+        };
         let mut l = ledger_with(1000, Rules::new(Dialect::Pending, settle, true));
         l.clock = clock;
         let w = l.wallet("XOF").unwrap();
