@@ -110,6 +110,11 @@ impl Rules {
     }
 }
 
+/// Whether the dialect rewrites answers (the others only change rules).
+pub(crate) fn reshapes(dialect: Dialect) -> bool {
+    matches!(dialect, Dialect::ErrorsIn200 | Dialect::Flat)
+}
+
 /// Header set on answers that must reach the client as they are (the
 /// endless body, the redirect); removed before sending.
 pub(crate) const RAW: &str = "x-sandbox-raw";
@@ -126,7 +131,7 @@ pub(crate) async fn reshape(dialect: Dialect, req: Request, next: Next) -> Respo
     if response.headers_mut().remove(RAW).is_some() || own {
         return response;
     }
-    if !matches!(dialect, Dialect::ErrorsIn200 | Dialect::Flat) {
+    if !reshapes(dialect) {
         return response;
     }
     let (mut parts, body) = response.into_parts();

@@ -240,7 +240,7 @@ impl App {
 /// The routes. Unknown paths and wrong methods answer with the envelope.
 pub(crate) fn router(app: Arc<App>) -> Router {
     let dialect = app.dialect;
-    Router::new()
+    let router = Router::new()
         .route(
             "/initiates",
             post(|State(app), req| provider_call(app, Call::Initiate, req)),
@@ -269,11 +269,18 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         )
         .merge(super::control::routes())
         .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::from_fn(move |req, next| {
+        .method_not_allowed_fallback(method_not_allowed);
+    // The reshaping layer costs a little on every call: only when a
+    // dialect reshapes or a misbehaviour marks answers to pass raw.
+    let m = &app.misbehaviour;
+    let router = if dialect::reshapes(dialect) || m.redirect.is_some() || m.endless_body {
+        router.layer(axum::middleware::from_fn(move |req, next| {
             dialect::reshape(dialect, req, next)
         }))
-        .with_state(app)
+    } else {
+        router
+    };
+    router.with_state(app)
 }
 
 /// An envelope answer.
@@ -533,20 +540,24 @@ async fn provider_call(app: Arc<App>, call: Call, req: Request) -> Response {
         .extensions()
         .get::<ConnectInfo<ConnHandle>>()
         .map(|c| c.0.clone());
-    match app.current_outage() {
-        Outage::Off => {}
-        Outage::Status500 => return server_error(StatusCode::INTERNAL_SERVER_ERROR),
-        Outage::Status502 => return server_error(StatusCode::BAD_GATEWAY),
-        Outage::Status503 => return server_error(StatusCode::SERVICE_UNAVAILABLE),
+    let outage = match app.current_outage() {
+        Outage::Off => None,
+        Outage::Status500 => Some(StatusCode::INTERNAL_SERVER_ERROR),
+        Outage::Status502 => Some(StatusCode::BAD_GATEWAY),
+        Outage::Status503 => Some(StatusCode::SERVICE_UNAVAILABLE),
         Outage::Unauthorized => {
             return *unauthorized(&app, req.headers(), "the API key was revoked");
         }
         Outage::Cut => {
+            // The 503 is never delivered: the connection refuses writes.
             if let Some(handle) = &cut {
                 handle.cut();
             }
-            return server_error(StatusCode::SERVICE_UNAVAILABLE);
+            Some(StatusCode::SERVICE_UNAVAILABLE)
         }
+    };
+    if let Some(status) = outage {
+        return server_error(status);
     }
     if let Some(status) = plan.fail {
         tracing::debug!(

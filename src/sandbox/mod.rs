@@ -1,14 +1,15 @@
-//! The provider sandbox (DESIGN.md section 6): an in-memory simulator of
-//! the provider's `POST /initiates`, `POST /executes` and `POST /pay`, with
-//! wallets, idempotent transaction ids, magic test accounts and cards, and
-//! seeded fault injection (latency, rate limit, 5xx, ambiguous answers),
-//! other providers' dialects, a state file and control endpoints.
-//! This file owns the configuration, the library entry points (`serve`,
-//! `start`) and the `payrun sandbox` command; the rules live in the
-//! submodules: `state` (the books), `fields` (request bodies), `card`,
-//! `faults`, `dialect`, `misbehave`, `persist` (the state file), `control`
-//! (the `/_sandbox/` routes) and `http` (routes, envelope, connection
-//! cutting). User documentation: `docs/sandbox.md`.
+//! The provider sandbox: an in-memory simulator of the provider's
+//! `POST /initiates`, `POST /executes`, `POST /pay` and
+//! `GET /status/{id}`, with wallets, idempotent transaction ids, magic test
+//! accounts and cards, seeded fault injection (latency, rate limit, 5xx,
+//! ambiguous answers), other providers' dialects, a state file and control
+//! routes. This file owns the configuration, the library entry points
+//! (`serve`, `start`) and the `payrun sandbox` command; the rules live in
+//! the submodules: `state` (the books), `settle` (pending payouts),
+//! `fields` (request bodies), `card`, `faults`, `dialect`, `misbehave`,
+//! `persist` (the state file), `control` (the `/_sandbox/` routes) and
+//! `http` (routes, envelope, connection cutting). User documentation:
+//! `docs/sandbox.md` and the README's sandbox section.
 
 mod card;
 mod control;
@@ -18,6 +19,7 @@ mod fields;
 mod http;
 mod misbehave;
 mod persist;
+mod settle;
 mod state;
 
 use std::collections::BTreeMap;

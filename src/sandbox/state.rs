@@ -174,7 +174,7 @@ impl Answer {
         }
     }
 
-    fn with_data(mut self, data: Value) -> Answer {
+    pub(super) fn with_data(mut self, data: Value) -> Answer {
         self.data = Some(data);
         self
     }
@@ -291,7 +291,7 @@ fn magic_is(account: &str, magic: &str) -> bool {
     account.ends_with(magic)
 }
 
-fn magic_failure(account: &str) -> Option<Failure> {
+pub(super) fn magic_failure(account: &str) -> Option<Failure> {
     if magic_is(account, magic::RECIPIENT_NOT_FOUND) {
         Some(Failure::RecipientNotFound)
     } else if magic_is(account, magic::LIMIT_EXCEEDED) {
@@ -339,7 +339,7 @@ impl Ledger {
         std::mem::take(&mut self.dirty)
     }
 
-    fn now_secs(&self) -> u32 {
+    pub(super) fn now_secs(&self) -> u32 {
         u32::try_from((self.clock)() / 1000).unwrap_or(u32::MAX)
     }
 
@@ -371,7 +371,7 @@ impl Ledger {
             .and_then(|i| u16::try_from(i).ok())
     }
 
-    fn record(&self, id: &str, t: &Txn, redirect_base: Option<&str>) -> Value {
+    pub(super) fn record(&self, id: &str, t: &Txn, redirect_base: Option<&str>) -> Value {
         let mut m = Map::new();
         m.insert("transactionId".into(), json!(id));
         m.insert("amount".into(), json!(t.amount.to_string()));
@@ -398,7 +398,7 @@ impl Ledger {
 
     /// The status as answered: a pending payout that was polled at least
     /// once says `PROCESSING`, so clients meet both not-final words.
-    fn status_word(&self, id: &str, t: &Txn) -> &'static str {
+    pub(super) fn status_word(&self, id: &str, t: &Txn) -> &'static str {
         match self.pending.get(id) {
             Some(p) if t.status == Status::Pending && p.polls > 0 => dialect_codes::PROCESSING,
             _ => t.status.as_str(),
@@ -604,97 +604,6 @@ impl Ledger {
         }
         answer.ambiguity = ambiguity;
         answer
-    }
-
-    /// `GET /status/{transactionId}`: the current state, counting the call
-    /// as a poll (which may settle a pending payout first).
-    pub(crate) fn status(&mut self, id: &str) -> Answer {
-        self.settle_due(id, true);
-        let Some(t) = self.txns.get(id) else {
-            return Answer::new(
-                StatusCode::NOT_FOUND,
-                codes::TRANSACTION_NOT_FOUND,
-                "no transaction under this id",
-            );
-        };
-        // The call itself succeeded; the payout's state is in the data.
-        // The code repeats it (the failure code for a failed payout) for
-        // clients that read only the code.
-        let code = match t.failure {
-            Some(f) if t.status == Status::Failed => f.code(),
-            _ => self.status_word(id, t),
-        };
-        let data = self.record(id, t, None);
-        Answer::new(StatusCode::OK, code, "transaction status").with_data(data)
-    }
-
-    /// Settles one pending payout if its time has come; `poll` counts a
-    /// status call first.
-    fn settle_due(&mut self, id: &str, poll: bool) {
-        let Some(settle) = self.rules.settle else {
-            return;
-        };
-        let now = (self.clock)();
-        let Some(p) = self.pending.get_mut(id) else {
-            return;
-        };
-        if poll {
-            p.polls = p.polls.saturating_add(1);
-            self.dirty = true;
-        }
-        if settle.is_due(p.polls, now.saturating_sub(p.accepted_ms)) {
-            self.settle(id);
-        }
-    }
-
-    /// Settles every pending payout whose delay has passed.
-    fn settle_due_all(&mut self) {
-        let Some(settle) = self.rules.settle else {
-            return;
-        };
-        let now = (self.clock)();
-        let due: Vec<Box<str>> = self
-            .pending
-            .iter()
-            .filter(|(_, p)| settle.is_due(p.polls, now.saturating_sub(p.accepted_ms)))
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in due {
-            self.settle(&id);
-        }
-    }
-
-    /// A pending payout reaches its outcome: FAILED for a magic failing
-    /// account or a balance now too low, else SUCCESS with the debit (one,
-    /// plus one per queued non-idempotent execute the balance allows).
-    /// Debiting at settlement means a wallet only ever lowers for a
-    /// payout whose status is SUCCESS.
-    fn settle(&mut self, id: &str) {
-        let Some(p) = self.pending.remove(id) else {
-            return;
-        };
-        self.dirty = true;
-        let now = self.now_secs();
-        let Some(t) = self.txns.get_mut(id) else {
-            return;
-        };
-        t.at = now;
-        let balance = &mut self.balances[usize::from(t.wallet)];
-        let failure = magic_failure(&t.account)
-            .or_else(|| (*balance < t.amount).then_some(Failure::InsufficientBalance));
-        if let Some(f) = failure {
-            t.status = Status::Failed;
-            t.failure = Some(f);
-            return;
-        }
-        t.status = Status::Success;
-        for _ in 0..=p.queued {
-            if *balance < t.amount {
-                break;
-            }
-            *balance -= t.amount;
-            t.debits = t.debits.saturating_add(1);
-        }
     }
 
     /// `POST /pay`, once the body is valid and its currency has a wallet.
