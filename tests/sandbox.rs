@@ -1524,6 +1524,26 @@ async fn pending_dialect_settles_after_a_delay() {
 }
 
 #[tokio::test]
+async fn the_statement_shows_pending_payouts() {
+    let sb = sandbox(dialect(sandbox::Dialect::Pending)).await;
+    sb.initiate("sp-1", "100", "2250700000001").await;
+    sb.execute("sp-1").await;
+    for (q, word) in [("", ",Pending,"), ("&lang=fr", ";En attente;")] {
+        let text = sb
+            .client
+            .get(sb.url(&format!("/_sandbox/statement?format=csv{q}")))
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(text.lines().nth(1).unwrap().contains(word), "{text}");
+    }
+}
+
+#[tokio::test]
 async fn non_idempotent_execute_debits_on_every_call() {
     for d in [sandbox::Dialect::Envelope, sandbox::Dialect::Flat] {
         let sb = sandbox(SandboxConfig {
@@ -1804,6 +1824,47 @@ async fn redirects_point_at_a_target_that_counts_followers() {
     let l = sb.ledger().await;
     assert_eq!(l.requests.redirect_hits, 1);
     assert_eq!(l.get("rd-1").unwrap().debits, 0);
+}
+
+#[tokio::test]
+async fn every_redirect_status_applies_to_both_money_calls() {
+    let strict = Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    for status in [301u16, 302, 307, 308] {
+        let sb = sandbox(SandboxConfig {
+            misbehaviour: sandbox::Misbehaviour {
+                redirect: Some(sandbox::Redirect {
+                    status,
+                    on: sandbox::RedirectOn::Both,
+                }),
+                ..Default::default()
+            },
+            ..SandboxConfig::default()
+        })
+        .await;
+        for (path, body) in [
+            (
+                "/initiates",
+                initiate_body("rb-1", "10", "XOF", "2250700000001"),
+            ),
+            ("/executes", json!({"transactionId": "rb-1"})),
+        ] {
+            let resp = strict
+                .post(sb.url(path))
+                .bearer_auth(KEY)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status().as_u16(), status, "{path}");
+            assert!(resp.headers().get("x-sandbox-raw").is_none());
+        }
+        let l = sb.ledger().await;
+        assert!(l.transactions.is_empty());
+        assert_eq!(l.requests.redirect_hits, 0);
+    }
 }
 
 #[tokio::test]

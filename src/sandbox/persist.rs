@@ -209,3 +209,93 @@ pub fn read_state(path: &Path) -> anyhow::Result<super::LedgerSnapshot> {
     let mut l = from_saved(saved, Rules::default())?;
     Ok(l.snapshot(super::RequestCounts::default()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::dialect::{Dialect, Settlement};
+    use crate::sandbox::fields;
+    use crate::sandbox::state::magic;
+    use crate::sandbox::{LedgerSnapshot, RequestCounts};
+    use serde_json::json;
+
+    fn init(id: &str, amount: &str, account: &str) -> fields::Initiate {
+        let body = json!({"transactionId": id, "amount": amount, "currency": "XOF",
+                          "payoutMethodId": "momo", "accountId": account});
+        fields::initiate(&serde_json::to_vec(&body).unwrap()).unwrap()
+    }
+
+    fn snap(l: &mut Ledger) -> LedgerSnapshot {
+        l.snapshot(RequestCounts::default())
+    }
+
+    #[test]
+    fn a_saved_ledger_loads_back_the_same() {
+        let dir = std::env::temp_dir().join(format!("payrun-persist-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.json");
+        let _ = fs::remove_file(&path);
+        let rules = Rules::new(Dialect::Pending, Settlement::default(), false);
+        let wallets: BTreeMap<String, Decimal> = [("XOF".to_string(), Decimal::from(1000))].into();
+        let mut l = open(&path, &wallets, rules).unwrap();
+        assert!(path.exists(), "created at once");
+        let w = l.wallet("XOF").unwrap();
+        l.initiate(&init("ok", "100", "1"), w);
+        l.initiate(&init("nf", "5", magic::RECIPIENT_NOT_FOUND), w);
+        l.initiate(&init("big", "5000", "2"), w);
+        l.initiate(&init("idle", "1", "3"), w);
+        l.execute("ok");
+        l.status("ok");
+        l.execute("nf");
+        l.execute("big");
+        l.top_up("GHS", Decimal::new(25, 1));
+        save(&path, &l).unwrap();
+        let before = snap(&mut l);
+
+        let mut again = open(&path, &BTreeMap::new(), rules).unwrap();
+        assert_eq!(snap(&mut again), before);
+        // Wallet indices follow the file's (sorted) currencies.
+        let xof = again.wallet("XOF").unwrap();
+        // The same body is still a duplicate (fingerprints kept), the
+        // pending payout keeps its poll and settles at the next one.
+        assert_eq!(
+            again.initiate(&init("idle", "1", "3"), xof).code,
+            "DUPLICATE_IGNORED"
+        );
+        assert_eq!(again.status("ok").data.unwrap()["status"], "SUCCESS");
+        let s = snap(&mut again);
+        assert_eq!(s.wallets["XOF"], Decimal::from(900));
+        assert_eq!(s.wallets["GHS"], Decimal::new(25, 1));
+        assert_eq!(
+            s.get("big").unwrap().failure_code.as_deref(),
+            Some("INSUFFICIENT_BALANCE")
+        );
+        assert_eq!(read_state(&path).unwrap().transactions.len(), 4);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_foreign_file_is_refused() {
+        let dir = std::env::temp_dir().join(format!("payrun-persist-bad-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.json");
+        fs::write(
+            &path,
+            b"{\"version\":9,\"wallets\":{},\"nextSeq\":0,\"transactions\":[]}",
+        )
+        .unwrap();
+        let e = open(&path, &BTreeMap::new(), Rules::default())
+            .err()
+            .expect("refused");
+        assert!(format!("{e:#}").contains("version 9"), "{e:#}");
+        fs::write(&path, b"not json").unwrap();
+        let e = open(&path, &BTreeMap::new(), Rules::default())
+            .err()
+            .expect("refused");
+        assert!(
+            format!("{e:#}").contains("not a sandbox state file"),
+            "{e:#}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
