@@ -198,6 +198,26 @@ impl Sandbox {
         over_http
     }
 
+    /// `GET /status/{id}` with the key.
+    async fn status(&self, id: &str) -> Outcome {
+        let req = self
+            .client
+            .get(self.url(&format!("/status/{id}")))
+            .header("Accept", "application/json")
+            .bearer_auth(KEY);
+        self.send(req).await
+    }
+
+    /// A `/_sandbox/` control call with the key.
+    async fn control(&self, path: &str, body: Value) -> Outcome {
+        let req = self
+            .client
+            .post(self.url(path))
+            .bearer_auth(KEY)
+            .json(&body);
+        self.send(req).await
+    }
+
     async fn ledger_text(&self) -> String {
         let resp = self
             .client
@@ -722,6 +742,7 @@ async fn rate_limit_answers_429_with_retry_after() {
     let ledger = sb.ledger().await;
     assert_eq!(ledger.transactions.len(), passed);
     assert_eq!(ledger.requests.initiates, passed as u64 + 1);
+    assert_eq!(ledger.requests.rate_limited, 1);
 }
 
 #[tokio::test]
@@ -1123,7 +1144,18 @@ async fn ledger_has_the_documented_shape() {
     sb.initiate("tx-1", "40", "2250700000001").await;
     sb.execute("tx-1").await;
     sb.execute("nope").await;
-    let raw: Value = serde_json::from_str(&sb.ledger_text().await).unwrap();
+    let mut raw: Value = serde_json::from_str(&sb.ledger_text().await).unwrap();
+    // `at` is the time of the last change: check it, then compare the rest.
+    let at = raw["transactions"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("at")
+        .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(at.as_u64().unwrap().abs_diff(now) < 60, "{at}");
     assert_eq!(
         raw["transactions"],
         json!([{
@@ -1135,7 +1167,8 @@ async fn ledger_has_the_documented_shape() {
     assert_eq!(raw["wallets"], json!({"GHS": "5", "XOF": "60"}));
     assert_eq!(
         raw["requests"],
-        json!({"initiates": 1, "executes": 2, "pay": 0, "total": 3})
+        json!({"initiates": 1, "executes": 2, "pay": 0, "status": 0, "total": 3,
+               "rateLimited": 0, "redirectHits": 0})
     );
 }
 
@@ -1340,4 +1373,664 @@ async fn throughput() {
     let ledger = sb.ledger().await;
     assert_eq!(ledger.transactions.len(), PAYOUTS);
     assert_eq!(ledger.total_debits(), PAYOUTS as u64);
+}
+
+// ------------------------------------------------------ dialects (issue 12)
+
+fn dialect(d: sandbox::Dialect) -> SandboxConfig {
+    SandboxConfig {
+        dialect: d,
+        ..with_wallets(&[("XOF", 1000)])
+    }
+}
+
+#[tokio::test]
+async fn errors_in_200_dialect_answers_errors_with_http_200() {
+    let sb = sandbox(dialect(sandbox::Dialect::ErrorsIn200)).await;
+    let ok = sb.initiate("ok", "10", "2250700000001").await;
+    assert_eq!(ok.status(), Some(StatusCode::CREATED));
+    assert_eq!(ok.body()["status"], "success");
+    sb.initiate("big", "5000", "2250700000001").await;
+    let e = sb.execute("big").await;
+    assert_eq!(e.status(), Some(StatusCode::OK), "{e:?}");
+    assert_eq!(e.body()["status"], "error");
+    assert_eq!(e.code(), "INSUFFICIENT_BALANCE");
+    assert!(e.body()["message"].is_string());
+    let unauthorized = sb
+        .post_with_key(
+            "/executes",
+            Some("sk_wrong"),
+            &json!({"transactionId": "ok"}),
+        )
+        .await;
+    assert_eq!(unauthorized.status(), Some(StatusCode::OK));
+    assert_eq!(unauthorized.code(), "UNAUTHORIZED");
+    let nf = sb.execute("nope").await;
+    assert_eq!(
+        (nf.status(), nf.code()),
+        (Some(StatusCode::OK), "TRANSACTION_NOT_FOUND")
+    );
+    assert_eq!(sb.ledger().await.wallets["XOF"], Decimal::from(1000));
+}
+
+#[tokio::test]
+async fn flat_dialect_answers_without_an_envelope() {
+    let sb = sandbox(dialect(sandbox::Dialect::Flat)).await;
+    let i = sb.initiate("f-1", "10", "2250700000001").await;
+    assert_eq!(i.status(), Some(StatusCode::CREATED));
+    let b = i.body();
+    assert!(b.get("data").is_none(), "{b}");
+    assert_eq!(
+        (&b["transactionId"], &b["status"], &b["code"], &b["amount"]),
+        (
+            &json!("f-1"),
+            &json!("INITIATED"),
+            &json!("INITIATED"),
+            &json!("10")
+        )
+    );
+    let e = sb.execute("f-1").await;
+    assert_eq!(
+        (&e.body()["status"], e.code()),
+        (&json!("SUCCESS"), "SUCCESS")
+    );
+    sb.initiate("f-2", "10", magic::RECIPIENT_NOT_FOUND).await;
+    let f = sb.execute("f-2").await;
+    assert_eq!(f.status(), Some(StatusCode::UNPROCESSABLE_ENTITY));
+    assert_eq!(
+        (&f.body()["status"], f.code()),
+        (&json!("FAILED"), "RECIPIENT_NOT_FOUND")
+    );
+    let s = sb.status("f-1").await;
+    assert_eq!(s.body()["status"], "SUCCESS");
+    let refused = sb
+        .post_with_key("/executes", None, &json!({"transactionId": "f-1"}))
+        .await;
+    assert_eq!(refused.status(), Some(StatusCode::UNAUTHORIZED));
+    assert_eq!(refused.body()["status"], "ERROR");
+}
+
+#[tokio::test]
+async fn conflict_on_repeat_dialect_answers_409_to_repeats() {
+    let sb = sandbox(dialect(sandbox::Dialect::ConflictOnRepeat)).await;
+    assert_eq!(
+        sb.initiate("c-1", "10", "2250700000001").await.status(),
+        Some(StatusCode::CREATED)
+    );
+    let again = sb.initiate("c-1", "10", "2250700000001").await;
+    assert_envelope(&again, StatusCode::CONFLICT, "RESOURCE_ALREADY_EXIST");
+    assert_eq!(sb.execute("c-1").await.code(), "SUCCESS");
+    let repeat = sb.execute("c-1").await;
+    assert_envelope(&repeat, StatusCode::CONFLICT, "ALREADY_EXECUTED");
+    let l = sb.ledger().await;
+    let t = l.get("c-1").unwrap();
+    assert_eq!((t.debits, t.execute_calls, t.initiate_calls), (1, 2, 2));
+    assert_eq!(l.wallets["XOF"], Decimal::from(990));
+}
+
+#[tokio::test]
+async fn pending_dialect_settles_after_status_polls() {
+    let sb = sandbox(dialect(sandbox::Dialect::Pending)).await;
+    sb.initiate("p-1", "100", "2250700000001").await;
+    sb.initiate("p-2", "100", magic::RECIPIENT_NOT_FOUND).await;
+    for id in ["p-1", "p-2"] {
+        let e = sb.execute(id).await;
+        assert_envelope(&e, StatusCode::ACCEPTED, "PENDING");
+        assert_eq!(e.body()["data"]["status"], "PENDING");
+    }
+    // Nothing moved yet.
+    let l = sb.ledger().await;
+    assert_eq!(l.wallets["XOF"], Decimal::from(1000));
+    assert_eq!(l.get("p-1").unwrap().status, "PENDING");
+    let first = sb.status("p-1").await;
+    assert_envelope(&first, StatusCode::OK, "PROCESSING");
+    assert_eq!(first.body()["data"]["status"], "PROCESSING");
+    let second = sb.status("p-1").await;
+    assert_eq!(second.body()["data"]["status"], "SUCCESS");
+    sb.status("p-2").await;
+    let failed = sb.status("p-2").await;
+    assert_eq!(failed.code(), "RECIPIENT_NOT_FOUND");
+    assert_eq!(failed.body()["data"]["status"], "FAILED");
+    let l = sb.ledger().await;
+    assert_eq!(l.wallets["XOF"], Decimal::from(900));
+    assert_eq!(
+        (l.get("p-1").unwrap().debits, l.get("p-2").unwrap().debits),
+        (1, 0)
+    );
+    assert_eq!(l.requests.status, 4);
+}
+
+#[tokio::test]
+async fn pending_dialect_settles_after_a_delay() {
+    let sb = sandbox(SandboxConfig {
+        settlement: sandbox::Settlement {
+            after_polls: None,
+            after_ms: Some(100),
+        },
+        ..dialect(sandbox::Dialect::Pending)
+    })
+    .await;
+    sb.initiate("d-1", "100", "2250700000001").await;
+    assert_eq!(sb.execute("d-1").await.code(), "PENDING");
+    assert_eq!(
+        sb.status("d-1").await.body()["data"]["status"],
+        "PROCESSING"
+    );
+    // The settlement delay itself is what is tested here.
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    let l = sb.ledger().await;
+    assert_eq!(l.get("d-1").unwrap().status, "SUCCESS");
+    assert_eq!(l.wallets["XOF"], Decimal::from(900));
+}
+
+#[tokio::test]
+async fn the_statement_shows_pending_payouts() {
+    let sb = sandbox(dialect(sandbox::Dialect::Pending)).await;
+    sb.initiate("sp-1", "100", "2250700000001").await;
+    sb.execute("sp-1").await;
+    for (q, word) in [("", ",Pending,"), ("&lang=fr", ";En attente;")] {
+        let text = sb
+            .client
+            .get(sb.url(&format!("/_sandbox/statement?format=csv{q}")))
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(text.lines().nth(1).unwrap().contains(word), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn non_idempotent_execute_debits_on_every_call() {
+    for d in [sandbox::Dialect::Envelope, sandbox::Dialect::Flat] {
+        let sb = sandbox(SandboxConfig {
+            non_idempotent_execute: true,
+            ..dialect(d)
+        })
+        .await;
+        sb.initiate("n-1", "100", "2250700000001").await;
+        for _ in 0..3 {
+            assert_eq!(sb.execute("n-1").await.code(), "SUCCESS");
+        }
+        let l = sb.ledger().await;
+        let t = l.get("n-1").unwrap();
+        assert_eq!((t.debits, t.execute_calls), (3, 3), "{d:?}");
+        assert_eq!(l.wallets["XOF"], Decimal::from(700), "{d:?}");
+        assert_eq!(l.total_debits(), 3);
+    }
+}
+
+#[tokio::test]
+async fn status_call_needs_the_key_and_names_unknown_ids() {
+    let sb = default_sandbox().await;
+    sb.initiate("s-1", "10", "2250700000001").await;
+    let s = sb.status("s-1").await;
+    assert_envelope(&s, StatusCode::OK, "INITIATED");
+    assert_eq!(s.body()["data"]["transactionId"], "s-1");
+    let nf = sb.status("nope").await;
+    assert_envelope(&nf, StatusCode::NOT_FOUND, "TRANSACTION_NOT_FOUND");
+    let anon = sb.send(sb.client.get(sb.url("/status/s-1"))).await;
+    assert_envelope(&anon, StatusCode::UNAUTHORIZED, "UNAUTHORIZED");
+    assert_eq!(sb.ledger().await.requests.status, 3);
+}
+
+// ------------------------------------------------ statement (issue 13)
+
+#[tokio::test]
+async fn statement_lists_every_payout_in_english_or_french() {
+    let sb = default_sandbox().await;
+    sb.initiate("st-1", "1500", "2250700000001").await;
+    sb.execute("st-1").await;
+    sb.initiate("st-2", "10", magic::RECIPIENT_NOT_FOUND).await;
+    sb.execute("st-2").await;
+    sb.initiate("st-3", "7", "2250700000003").await;
+    let get = |q: &str| {
+        let req = sb
+            .client
+            .get(sb.url(&format!("/_sandbox/statement?{q}")))
+            .bearer_auth(KEY);
+        async move { req.send().await.unwrap().text().await.unwrap() }
+    };
+    let en = get("format=csv").await;
+    let lines: Vec<&str> = en.lines().collect();
+    assert_eq!(
+        lines[0],
+        "Transaction ID,Account,Amount,Currency,Status,Date"
+    );
+    assert_eq!(lines.len(), 4, "{en}");
+    assert!(
+        lines[1].starts_with("st-1,2250700000001,1500,XOF,Successful,20"),
+        "{en}"
+    );
+    assert!(lines[2].contains(",Failed,"), "{en}");
+    assert!(lines[3].contains(",Initiated,"), "{en}");
+    let fr = get("format=csv&lang=fr").await;
+    let lines: Vec<&str> = fr.lines().collect();
+    assert_eq!(lines[0], "Référence;Compte;Montant;Devise;Statut;Date");
+    assert!(lines[1].contains(";Réussi;"), "{fr}");
+    assert!(lines[2].contains(";Échoué;"), "{fr}");
+    let anon = sb
+        .client
+        .get(sb.url("/_sandbox/statement?format=csv"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anon.status(), StatusCode::UNAUTHORIZED);
+}
+
+// ------------------------------------------------ state file (issue 18)
+
+#[tokio::test]
+async fn state_file_keeps_the_books_across_restarts() {
+    let dir = std::env::temp_dir().join(format!("payrun-sbx-state-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("state.json");
+    let _ = std::fs::remove_file(&path);
+    let config = || SandboxConfig {
+        state_file: Some(path.clone()),
+        ..with_wallets(&[("XOF", 1000)])
+    };
+    let sb = sandbox(config()).await;
+    sb.initiate("k-1", "100", "2250700000001").await;
+    // Written before the answer: a kill now would lose nothing.
+    assert_eq!(sandbox::read_state(&path).unwrap().transactions.len(), 1);
+    sb.initiate("k-2", "100", "2250700000002").await;
+    sb.execute("k-1").await;
+    let topped = sb
+        .control(
+            "/_sandbox/topup",
+            json!({"currency": "XOF", "amount": "500"}),
+        )
+        .await;
+    assert_eq!(topped.body()["balance"], "1400");
+    let on_disk = sandbox::read_state(&path).unwrap();
+    assert_eq!(on_disk.wallets["XOF"], Decimal::from(1400));
+    assert_eq!(on_disk.get("k-1").unwrap().status, "SUCCESS");
+    sb.running.shutdown().await.unwrap();
+
+    // A new sandbox (other configured wallets: the file wins).
+    let sb = sandbox(SandboxConfig {
+        wallets: [("GHS".to_string(), Decimal::ONE)].into(),
+        ..config()
+    })
+    .await;
+    let l = sb.ledger().await;
+    assert_eq!(l.wallets.get("XOF"), Some(&Decimal::from(1400)));
+    assert_eq!(l.transactions.len(), 2);
+    assert_eq!(sb.execute("k-1").await.code(), "ALREADY_EXECUTED");
+    assert_eq!(sb.execute("k-2").await.code(), "SUCCESS");
+    let dup = sb.initiate("k-2", "100", "2250700000002").await;
+    assert_eq!(dup.code(), "DUPLICATE_IGNORED");
+    assert_eq!(sb.ledger().await.wallets["XOF"], Decimal::from(1300));
+    sb.running.shutdown().await.unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ------------------------------------------- control routes (issues 15, 18)
+
+#[tokio::test]
+async fn control_routes_need_the_key() {
+    let sb = default_sandbox().await;
+    for path in [
+        "/_sandbox/topup",
+        "/_sandbox/outage",
+        "/_sandbox/control",
+        "/_sandbox/pause",
+    ] {
+        let o = sb.send(sb.client.post(sb.url(path)).json(&json!({}))).await;
+        assert_eq!(o.status(), Some(StatusCode::UNAUTHORIZED), "{path}");
+    }
+    let bad = sb
+        .control(
+            "/_sandbox/topup",
+            json!({"currency": "XOF", "amount": "-5"}),
+        )
+        .await;
+    assert_eq!(bad.status(), Some(StatusCode::BAD_REQUEST));
+}
+
+#[tokio::test]
+async fn a_top_up_lets_a_short_wallet_pay() {
+    let sb = sandbox(with_wallets(&[("XOF", 50)])).await;
+    sb.initiate("t-1", "100", "2250700000001").await;
+    sb.initiate("t-2", "100", "2250700000002").await;
+    assert_eq!(sb.execute("t-1").await.code(), "INSUFFICIENT_BALANCE");
+    sb.control("/_sandbox/topup", json!({"currency": "XOF", "amount": 100}))
+        .await;
+    assert_eq!(sb.execute("t-2").await.code(), "SUCCESS");
+    let usd = sb
+        .control(
+            "/_sandbox/topup",
+            json!({"currency": "usd", "amount": "7.5"}),
+        )
+        .await;
+    assert_eq!(usd.body()["balance"], "7.5");
+    let l = sb.ledger().await;
+    assert_eq!(l.wallets["XOF"], Decimal::from(50));
+    assert_eq!(l.wallets["USD"], Decimal::new(75, 1));
+}
+
+#[tokio::test]
+async fn the_outage_switch_refuses_every_call_until_off() {
+    let sb = default_sandbox().await;
+    let on = sb.control("/_sandbox/outage", json!({"mode": "503"})).await;
+    assert_eq!(on.status(), Some(StatusCode::OK));
+    let o = sb.initiate("o-1", "10", "2250700000001").await;
+    assert_envelope(&o, StatusCode::SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE");
+    sb.control("/_sandbox/outage", json!({"mode": "cut"})).await;
+    assert_eq!(
+        sb.initiate("o-1", "10", "2250700000001").await,
+        Outcome::Cut
+    );
+    assert!(sb.ledger().await.transactions.is_empty());
+    sb.control("/_sandbox/outage", json!({"mode": "off"})).await;
+    assert_eq!(
+        sb.initiate("o-1", "10", "2250700000001").await.status(),
+        Some(StatusCode::CREATED)
+    );
+    let bad = sb.control("/_sandbox/outage", json!({"mode": "418"})).await;
+    assert_eq!(bad.status(), Some(StatusCode::BAD_REQUEST));
+}
+
+#[tokio::test]
+async fn the_rate_limit_changes_at_run_time_and_429s_are_counted() {
+    let sb = default_sandbox().await;
+    for i in 0..5 {
+        assert_eq!(
+            sb.initiate(&format!("r-{i}"), "1", "1").await.status(),
+            Some(StatusCode::CREATED)
+        );
+    }
+    sb.control("/_sandbox/control", json!({"rateLimit": 1}))
+        .await;
+    let codes: Vec<u16> = {
+        let mut v = Vec::new();
+        for i in 5..10 {
+            v.push(sb.initiate(&format!("r-{i}"), "1", "1").await.key());
+        }
+        v
+    };
+    let limited = codes.iter().filter(|&&c| c == 429).count() as u64;
+    assert!(limited >= 3, "{codes:?}");
+    assert_eq!(sb.ledger().await.requests.rate_limited, limited);
+    sb.control("/_sandbox/control", json!({"rateLimit": null}))
+        .await;
+    assert_eq!(
+        sb.initiate("r-10", "1", "1").await.status(),
+        Some(StatusCode::CREATED)
+    );
+    let bad = sb
+        .control("/_sandbox/control", json!({"rateLimit": 0}))
+        .await;
+    assert_eq!(bad.status(), Some(StatusCode::BAD_REQUEST));
+}
+
+#[tokio::test]
+async fn a_pause_answers_429_with_retry_after_until_it_ends() {
+    let sb = default_sandbox().await;
+    sb.control("/_sandbox/pause", json!({"seconds": 5})).await;
+    for _ in 0..3 {
+        let o = sb.initiate("pz-1", "1", "1").await;
+        assert_envelope(&o, StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED");
+        let Outcome::Answer { retry_after, .. } = &o else {
+            unreachable!()
+        };
+        let secs: u64 = retry_after.as_deref().unwrap().parse().unwrap();
+        assert!((4..=5).contains(&secs), "{secs}");
+    }
+    let l = sb.ledger().await;
+    assert!(l.transactions.is_empty());
+    assert_eq!(l.requests.rate_limited, 3);
+}
+
+// ------------------------------------------- misbehaviours (issue 12)
+
+#[tokio::test]
+async fn redirects_point_at_a_target_that_counts_followers() {
+    let sb = sandbox(SandboxConfig {
+        misbehaviour: sandbox::Misbehaviour {
+            redirect: Some(sandbox::Redirect {
+                status: 307,
+                on: sandbox::RedirectOn::Executes,
+            }),
+            ..Default::default()
+        },
+        ..SandboxConfig::default()
+    })
+    .await;
+    sb.initiate("rd-1", "10", "2250700000001").await;
+    let strict = Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let resp = strict
+        .post(sb.url("/executes"))
+        .bearer_auth(KEY)
+        .json(&json!({"transactionId": "rd-1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::TEMPORARY_REDIRECT);
+    let location = resp.headers()["location"].to_str().unwrap().to_owned();
+    assert!(location.ends_with(sandbox::REDIRECT_TARGET), "{location}");
+    assert_eq!(sb.ledger().await.requests.redirect_hits, 0);
+    // A client that follows lands on a 200 "success" and is counted.
+    let followed = sb.execute("rd-1").await;
+    assert_eq!(followed.status(), Some(StatusCode::OK));
+    assert_eq!(followed.body()["status"], "success");
+    let l = sb.ledger().await;
+    assert_eq!(l.requests.redirect_hits, 1);
+    assert_eq!(l.get("rd-1").unwrap().debits, 0);
+}
+
+#[tokio::test]
+async fn every_redirect_status_applies_to_both_money_calls() {
+    let strict = Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    for status in [301u16, 302, 307, 308] {
+        let sb = sandbox(SandboxConfig {
+            misbehaviour: sandbox::Misbehaviour {
+                redirect: Some(sandbox::Redirect {
+                    status,
+                    on: sandbox::RedirectOn::Both,
+                }),
+                ..Default::default()
+            },
+            ..SandboxConfig::default()
+        })
+        .await;
+        for (path, body) in [
+            (
+                "/initiates",
+                initiate_body("rb-1", "10", "XOF", "2250700000001"),
+            ),
+            ("/executes", json!({"transactionId": "rb-1"})),
+        ] {
+            let resp = strict
+                .post(sb.url(path))
+                .bearer_auth(KEY)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status().as_u16(), status, "{path}");
+            assert!(resp.headers().get("x-sandbox-raw").is_none());
+        }
+        let l = sb.ledger().await;
+        assert!(l.transactions.is_empty());
+        assert_eq!(l.requests.redirect_hits, 0);
+    }
+}
+
+#[tokio::test]
+async fn an_endless_body_keeps_coming() {
+    let sb = sandbox(SandboxConfig {
+        misbehaviour: sandbox::Misbehaviour {
+            endless_body: true,
+            ..Default::default()
+        },
+        ..SandboxConfig::default()
+    })
+    .await;
+    let mut resp = sb
+        .client
+        .post(sb.url("/initiates"))
+        .bearer_auth(KEY)
+        .json(&initiate_body("e-1", "1", "XOF", "1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let mut read = 0usize;
+    while read < 4 * 1024 * 1024 {
+        let chunk = resp.chunk().await.unwrap().expect("the body never ends");
+        read += chunk.len();
+    }
+    drop(resp);
+    assert!(sb.running.ledger().transactions.is_empty());
+}
+
+#[tokio::test]
+async fn a_401_can_quote_the_authorization_header() {
+    let config = |echo| SandboxConfig {
+        misbehaviour: sandbox::Misbehaviour {
+            echo_authorization: echo,
+            ..Default::default()
+        },
+        ..SandboxConfig::default()
+    };
+    let sb = sandbox(config(true)).await;
+    let o = sb
+        .post_with_key("/initiates", Some("sk_live_SECRET"), &json!({}))
+        .await;
+    assert_eq!(o.status(), Some(StatusCode::UNAUTHORIZED));
+    assert!(
+        o.body()["message"]
+            .as_str()
+            .unwrap()
+            .contains("Bearer sk_live_SECRET")
+    );
+    let plain = sandbox(config(false)).await;
+    let o = plain
+        .post_with_key("/initiates", Some("sk_live_SECRET"), &json!({}))
+        .await;
+    assert!(!o.body()["message"].as_str().unwrap().contains("SECRET"));
+}
+
+#[tokio::test]
+async fn an_initiate_answer_can_echo_another_amount() {
+    let sb = sandbox(SandboxConfig {
+        misbehaviour: sandbox::Misbehaviour {
+            initiate_mismatch: Some(sandbox::Mismatch::Amount),
+            ..Default::default()
+        },
+        ..SandboxConfig::default()
+    })
+    .await;
+    let o = sb.initiate("m-1", "10", "2250700000001").await;
+    assert_eq!(o.body()["data"]["amount"], "11");
+    assert_eq!(o.body()["data"]["accountId"], "2250700000001");
+    assert_eq!(
+        sb.ledger().await.get("m-1").unwrap().amount,
+        Decimal::from(10)
+    );
+}
+
+/// Starts `payrun sandbox` with `args` on a free port; returns the child
+/// and its base URL.
+async fn spawn_cli(args: &[&str]) -> (tokio::process::Child, String) {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .args(["sandbox", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("PAYRUN_SANDBOX_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next_line().await.unwrap().expect("a first line");
+    let base = first
+        .strip_prefix("payrun sandbox listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_owned();
+    // Read the key and seed lines too: closing the pipe earlier would fail
+    // the sandbox's own printing.
+    for _ in 0..2 {
+        lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("key and seed lines");
+    }
+    (child, base)
+}
+
+#[tokio::test]
+async fn the_cli_state_file_survives_kill_9() {
+    let dir = std::env::temp_dir().join(format!("payrun-sbx-kill-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sandbox-state.json");
+    let _ = std::fs::remove_file(&path);
+    let state = path.to_str().unwrap();
+    let args = [
+        "--state",
+        state,
+        "--wallet",
+        "XOF=1000",
+        "--dialect",
+        "flat",
+        "--non-idempotent-execute",
+    ];
+    let client = Client::new();
+    let (mut child, base) = spawn_cli(&args).await;
+    let post = |base: &str, path: &str, body: Value| {
+        client
+            .post(format!("{base}{path}"))
+            .bearer_auth(KEY)
+            .json(&body)
+            .send()
+    };
+    let i = post(
+        &base,
+        "/initiates",
+        initiate_body("cli-k", "100", "XOF", "2250700000001"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(i.status(), StatusCode::CREATED);
+    let body: Value = i.json().await.unwrap();
+    assert_eq!(body["status"], "INITIATED");
+    let e = post(&base, "/executes", json!({"transactionId": "cli-k"}))
+        .await
+        .unwrap();
+    assert_eq!(e.status(), StatusCode::OK);
+    // No graceful stop: the answered calls must already be on disk.
+    child.kill().await.unwrap();
+    let kept = sandbox::read_state(&path).unwrap();
+    assert_eq!(kept.wallets["XOF"], Decimal::from(900));
+
+    let (mut child, base) = spawn_cli(&args).await;
+    let e = post(&base, "/executes", json!({"transactionId": "cli-k"}))
+        .await
+        .unwrap();
+    assert_eq!(e.status(), StatusCode::OK);
+    let ledger: LedgerSnapshot = client
+        .get(format!("{base}/_sandbox/ledger"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let t = ledger.get("cli-k").unwrap();
+    assert_eq!((t.debits, t.execute_calls), (2, 2));
+    assert_eq!(ledger.wallets["XOF"], Decimal::from(800));
+    stop(&mut child).await;
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -3,10 +3,14 @@
 
 use super::{LogFormat, Signals, init_logging, runtime};
 use crate::exit::Exit;
-use crate::sandbox::{DEFAULT_API_KEY, SandboxConfig, check_rate, serve};
+use crate::sandbox::{
+    DEFAULT_API_KEY, Dialect, Misbehaviour, Mismatch, Outage, Redirect, RedirectOn, SandboxConfig,
+    Settlement, check_rate, serve,
+};
 use anyhow::Context;
 use rust_decimal::Decimal;
 use std::io::Write;
+use std::path::PathBuf;
 use tokio::net::TcpListener;
 
 /// `payrun sandbox` flags.
@@ -50,6 +54,44 @@ pub struct SandboxArgs {
     /// Share (0 to 1) of calls carried out, then answered 503 or cut off.
     #[arg(long, default_value_t = 0.0, value_parser = parse_rate)]
     pub ambiguous_rate: f64,
+    // --- dialects, state, control ---
+    /// How the sandbox talks: envelope (default), errors-in-200, flat,
+    /// conflict-on-repeat, pending.
+    #[arg(long, value_enum, default_value_t = Dialect::Envelope, value_name = "NAME")]
+    pub dialect: Dialect,
+    /// `pending` dialect: a payout settles at the Nth status poll
+    /// (default 2; 0 = not by polls).
+    #[arg(long, value_name = "N")]
+    pub settle_after_polls: Option<u32>,
+    /// `pending` dialect: a payout settles this long after it was accepted.
+    #[arg(long, value_name = "MS")]
+    pub settle_after_ms: Option<u64>,
+    /// Every /executes of an initiated or paid payout debits again
+    /// (paying twice becomes visible in the ledger).
+    #[arg(long)]
+    pub non_idempotent_execute: bool,
+    /// Keep transactions and wallets in FILE across restarts.
+    #[arg(long = "state", value_name = "FILE")]
+    pub state_file: Option<PathBuf>,
+    /// Start in an outage: 500, 502, 503, cut, 401 (default off).
+    #[arg(long, value_enum, default_value_t = Outage::Off, value_name = "MODE")]
+    pub outage: Outage,
+    /// Answer the money calls with this redirect (301/302/303/307/308)
+    /// to /_sandbox/redirected.
+    #[arg(long, value_name = "STATUS")]
+    pub redirect: Option<u16>,
+    /// Which calls --redirect applies to.
+    #[arg(long, value_enum, default_value_t = RedirectOn::Executes, value_name = "CALLS")]
+    pub redirect_on: RedirectOn,
+    /// Answer every provider call with an endless JSON body.
+    #[arg(long)]
+    pub endless_body: bool,
+    /// 401 answers quote the Authorization header received.
+    #[arg(long)]
+    pub echo_authorization: bool,
+    /// /initiates answers echo a different value of this field.
+    #[arg(long, value_enum, value_name = "FIELD")]
+    pub initiate_mismatch: Option<Mismatch>,
 }
 
 fn parse_wallet(s: &str) -> Result<(String, Decimal), String> {
@@ -88,8 +130,27 @@ impl SandboxArgs {
             rate_limit: self.rate_limit,
             fail_rate: self.fail_rate,
             ambiguous_rate: self.ambiguous_rate,
+            dialect: self.dialect,
+            non_idempotent_execute: self.non_idempotent_execute,
+            state_file: self.state_file.clone(),
+            outage: self.outage,
+            misbehaviour: Misbehaviour {
+                redirect: self.redirect.map(|status| Redirect {
+                    status,
+                    on: self.redirect_on,
+                }),
+                endless_body: self.endless_body,
+                echo_authorization: self.echo_authorization,
+                initiate_mismatch: self.initiate_mismatch,
+            },
             ..SandboxConfig::default()
         };
+        if self.settle_after_polls.is_some() || self.settle_after_ms.is_some() {
+            config.settlement = Settlement {
+                after_polls: self.settle_after_polls.filter(|&n| n > 0),
+                after_ms: self.settle_after_ms,
+            };
+        }
         if !self.wallets.is_empty() {
             config.wallets.clear();
             for (cur, amount) in &self.wallets {
@@ -190,5 +251,78 @@ mod tests {
         let twice = Cli::try_parse_from(["x", "--wallet", "XOF=1", "--wallet", "xof=2"]).unwrap();
         assert!(twice.args.to_config(0).is_err());
         assert!(Cli::try_parse_from(["x", "--rate-limit", "0"]).is_err());
+    }
+
+    #[test]
+    fn dialect_state_and_misbehaviour_flags_build_a_config() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: SandboxArgs,
+        }
+        let cli = Cli::try_parse_from([
+            "x",
+            "--dialect",
+            "errors-in-200",
+            "--non-idempotent-execute",
+            "--state",
+            "s.json",
+            "--settle-after-ms",
+            "250",
+            "--outage",
+            "503",
+            "--redirect",
+            "308",
+            "--redirect-on",
+            "both",
+            "--endless-body",
+            "--echo-authorization",
+            "--initiate-mismatch",
+            "transaction-id",
+        ])
+        .unwrap();
+        let c = cli.args.to_config(0).unwrap();
+        assert_eq!(c.dialect, Dialect::ErrorsIn200);
+        assert!(c.non_idempotent_execute);
+        assert_eq!(
+            c.state_file.as_deref(),
+            Some(std::path::Path::new("s.json"))
+        );
+        assert_eq!(
+            c.settlement,
+            Settlement {
+                after_polls: None,
+                after_ms: Some(250)
+            }
+        );
+        assert_eq!(c.outage, Outage::Status503);
+        assert_eq!(
+            c.misbehaviour,
+            Misbehaviour {
+                redirect: Some(Redirect {
+                    status: 308,
+                    on: RedirectOn::Both
+                }),
+                endless_body: true,
+                echo_authorization: true,
+                initiate_mismatch: Some(Mismatch::TransactionId),
+            }
+        );
+        for name in ["envelope", "flat", "conflict-on-repeat", "pending"] {
+            assert!(
+                Cli::try_parse_from(["x", "--dialect", name]).is_ok(),
+                "{name}"
+            );
+        }
+        assert!(Cli::try_parse_from(["x", "--dialect", "soap"]).is_err());
+        let defaults = Cli::try_parse_from(["x"])
+            .unwrap()
+            .args
+            .to_config(0)
+            .unwrap();
+        assert_eq!(defaults.dialect, Dialect::Envelope);
+        assert_eq!(defaults.settlement, Settlement::default());
+        assert_eq!(defaults.misbehaviour, Misbehaviour::default());
     }
 }

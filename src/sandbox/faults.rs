@@ -6,7 +6,8 @@
 //! with the same `--seed`.
 
 use std::num::NonZeroU32;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use axum::http::StatusCode;
@@ -46,11 +47,27 @@ pub(crate) struct Plan {
 /// The fault knobs of one sandbox, shared by all its requests.
 pub(crate) struct Faults {
     rng: Mutex<StdRng>,
-    latency: Duration,
+    /// Milliseconds; changeable at run time (`/_sandbox/control`).
+    latency_ms: AtomicU64,
     jitter_ms: u64,
     fail_rate: f64,
     ambiguous_rate: f64,
-    limiter: Option<DefaultDirectRateLimiter>,
+    /// Replaced at run time by `/_sandbox/control`.
+    limiter: RwLock<Option<Arc<DefaultDirectRateLimiter>>>,
+}
+
+/// The limiter for `n` calls per second.
+fn limiter(rate_limit: Option<u32>) -> anyhow::Result<Option<Arc<DefaultDirectRateLimiter>>> {
+    match rate_limit {
+        None => Ok(None),
+        Some(n) => {
+            let n = NonZeroU32::new(n)
+                .ok_or_else(|| anyhow::anyhow!("rate_limit must be at least 1 request/s"))?;
+            // A burst of one second's worth: a client pacing itself at
+            // the limit is never refused, one exceeding it soon is.
+            Ok(Some(Arc::new(RateLimiter::direct(Quota::per_second(n)))))
+        }
+    }
 }
 
 /// Checks a probability knob; `rand` panics on values outside [0, 1].
@@ -72,24 +89,26 @@ impl Faults {
     ) -> anyhow::Result<Faults> {
         check_rate("fail_rate", fail_rate)?;
         check_rate("ambiguous_rate", ambiguous_rate)?;
-        let limiter = match rate_limit {
-            None => None,
-            Some(n) => {
-                let n = NonZeroU32::new(n)
-                    .ok_or_else(|| anyhow::anyhow!("rate_limit must be at least 1 request/s"))?;
-                // A burst of one second's worth: a client pacing itself at
-                // the limit is never refused, one exceeding it soon is.
-                Some(RateLimiter::direct(Quota::per_second(n)))
-            }
-        };
         Ok(Faults {
             rng: Mutex::new(StdRng::seed_from_u64(seed)),
-            latency: Duration::from_millis(latency_ms),
+            latency_ms: AtomicU64::new(latency_ms),
             jitter_ms,
             fail_rate,
             ambiguous_rate,
-            limiter,
+            limiter: RwLock::new(limiter(rate_limit)?),
         })
+    }
+
+    /// Replaces the rate limit (`None`: unlimited), starting afresh.
+    pub(crate) fn set_rate_limit(&self, rate_limit: Option<u32>) -> anyhow::Result<()> {
+        let new = limiter(rate_limit)?;
+        *self.limiter.write().unwrap_or_else(|e| e.into_inner()) = new;
+        Ok(())
+    }
+
+    /// Replaces the latency added to every call.
+    pub(crate) fn set_latency_ms(&self, ms: u64) {
+        self.latency_ms.store(ms, Ordering::Relaxed);
     }
 
     /// Draws the faults of one request. The draws happen in a fixed order
@@ -97,7 +116,7 @@ impl Faults {
     /// calls replay the same sequence for the same seed.
     pub(crate) fn plan(&self) -> Plan {
         let mut plan = Plan {
-            delay: self.latency,
+            delay: Duration::from_millis(self.latency_ms.load(Ordering::Relaxed)),
             fail: None,
             ambiguous: None,
         };
@@ -125,7 +144,12 @@ impl Faults {
     /// `Retry-After` value: whole seconds, at least 1 (the header cannot say
     /// less, and 0 would invite an immediate retry storm).
     pub(crate) fn admit(&self) -> Result<(), u64> {
-        let Some(limiter) = &self.limiter else {
+        let current = self
+            .limiter
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let Some(limiter) = current else {
             return Ok(());
         };
         limiter.check().map_err(|not_until| {
@@ -211,6 +235,20 @@ mod tests {
         let refused: Vec<u64> = results.iter().filter_map(|r| r.err()).collect();
         assert!(!refused.is_empty());
         assert!(refused.iter().all(|&s| s >= 1));
+    }
+
+    #[test]
+    fn rate_limit_changes_at_run_time() {
+        let f = Faults::new(0, 0, 0, Some(1000), 0.0, 0.0).unwrap();
+        assert!((0..50).all(|_| f.admit().is_ok()));
+        f.set_rate_limit(Some(1)).unwrap();
+        assert!(f.admit().is_ok());
+        assert!(f.admit().is_err());
+        f.set_rate_limit(None).unwrap();
+        assert!((0..50).all(|_| f.admit().is_ok()));
+        assert!(f.set_rate_limit(Some(0)).is_err());
+        f.set_latency_ms(7);
+        assert_eq!(f.plan().delay, Duration::from_millis(7));
     }
 
     #[test]

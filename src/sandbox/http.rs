@@ -2,19 +2,23 @@
 //! authentication and header checks, the order in which faults strike, and
 //! the listener whose connections can be cut without an answer.
 //!
-//! A provider call goes: count it; wait the planned latency; rate limit
-//! (429); injected failure (5xx, nothing done); auth (401); headers
-//! (400/406/415); body (400/413/422); business rules (the ledger, atomic);
-//! then, if the call is to be ambiguous, answer 503 or cut the connection.
+//! A provider call goes: count it; wait the planned latency; a pause
+//! (429); rate limit (429); an outage (5xx, cut or 401, nothing done);
+//! injected failure (5xx, nothing done); misbehaviours (endless body,
+//! redirect; nothing done); auth (401); headers (400/406/415); body
+//! (400/413/422); business rules (the ledger, atomic, saved to the state
+//! file before answering); then, if the call is to be ambiguous, answer
+//! 503 or cut the connection. The dialect reshapes the answer last.
 
 use std::collections::HashSet;
 use std::io;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -29,8 +33,11 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::SandboxConfig;
 use super::card;
+use super::dialect::{self, Dialect, Rules};
 use super::faults::{Ambiguity, Faults};
 use super::fields::{self, BodyError, FieldError};
+use super::misbehave::{self, Misbehaviour, Outage, RedirectOn};
+use super::persist;
 use super::state::{self, Answer, Ledger, LedgerSnapshot, RequestCounts};
 use crate::provider::wire::{Envelope, codes};
 
@@ -42,12 +49,14 @@ const MAX_BODY: usize = 64 * 1024;
 /// closing connections free some.
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
 
-/// The three provider calls.
+/// The provider calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Call {
     Initiate,
     Execute,
     Pay,
+    /// `GET /status/{id}`; the id travels in a `StatusId` extension.
+    Status,
 }
 
 impl Call {
@@ -56,9 +65,14 @@ impl Call {
             Call::Initiate => "initiates",
             Call::Execute => "executes",
             Call::Pay => "pay",
+            Call::Status => "status",
         }
     }
 }
+
+/// The transaction id of a status call.
+#[derive(Debug, Clone)]
+struct StatusId(String);
 
 /// Everything a request handler needs.
 pub(crate) struct App {
@@ -71,10 +85,20 @@ pub(crate) struct App {
     /// usable `Host` header.
     local_addr: SocketAddr,
     ledger: Mutex<Ledger>,
-    faults: Faults,
+    /// Where the books are saved after every change.
+    state_file: Option<PathBuf>,
+    pub(crate) faults: Faults,
+    pub(crate) dialect: Dialect,
+    misbehaviour: Misbehaviour,
+    pub(crate) outage: Mutex<Outage>,
+    /// Until then every provider call answers 429 (`/_sandbox/pause`).
+    pub(crate) paused_until: Mutex<Option<Instant>>,
     initiates: AtomicU64,
     executes: AtomicU64,
     pays: AtomicU64,
+    statuses: AtomicU64,
+    rate_limited: AtomicU64,
+    pub(crate) redirect_hits: AtomicU64,
 }
 
 impl std::fmt::Debug for App {
@@ -97,13 +121,33 @@ impl App {
         if let Some((c, b)) = config.wallets.iter().find(|(_, b)| b.is_sign_negative()) {
             anyhow::bail!("wallet {c} has a negative balance {b}");
         }
+        if let Some(r) = config.misbehaviour.redirect {
+            r.check()?;
+        }
+        let rules = Rules::new(
+            config.dialect,
+            config.settlement,
+            config.non_idempotent_execute,
+        );
+        let ledger = match &config.state_file {
+            Some(path) => persist::open(path, &config.wallets, rules)?,
+            None => Ledger::new(&config.wallets, rules)?,
+        };
         Ok(App {
             api_key: config.api_key.as_bytes().to_vec(),
             payout_methods: config.payout_methods.iter().cloned().collect(),
             payment_methods: config.payment_methods.iter().cloned().collect(),
             merchant_id: config.merchant_id.clone(),
             local_addr,
-            ledger: Mutex::new(Ledger::new(&config.wallets)?),
+            ledger: Mutex::new(ledger),
+            state_file: config.state_file.clone(),
+            dialect: config.dialect,
+            misbehaviour: config.misbehaviour.clone(),
+            outage: Mutex::new(config.outage),
+            paused_until: Mutex::new(None),
+            statuses: AtomicU64::new(0),
+            rate_limited: AtomicU64::new(0),
+            redirect_hits: AtomicU64::new(0),
             faults: Faults::new(
                 config.seed,
                 config.latency_ms,
@@ -121,8 +165,29 @@ impl App {
     /// The ledger lock. A panic while holding it cannot leave the books
     /// half-written (each rule mutates only after its checks), so a
     /// poisoned lock is still usable.
-    fn ledger(&self) -> MutexGuard<'_, Ledger> {
+    pub(crate) fn ledger(&self) -> MutexGuard<'_, Ledger> {
         self.ledger.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Saves the books if they changed, before the answer leaves (called
+    /// with the ledger lock held, so saves are in the order of changes).
+    /// A failed save answers 500: the change happened in memory but may
+    /// not survive, which is what a provider's 500 means too.
+    pub(crate) fn commit(&self, ledger: &mut Ledger) -> Result<(), Refused> {
+        if !ledger.take_dirty() {
+            return Ok(());
+        }
+        let Some(path) = &self.state_file else {
+            return Ok(());
+        };
+        persist::save(path, ledger).map_err(|e| {
+            tracing::error!("sandbox: {e:#}");
+            Box::new(error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                codes::INTERNAL_ERROR,
+                "the sandbox could not save its state",
+            ))
+        })
     }
 
     fn count(&self, call: Call) {
@@ -130,6 +195,7 @@ impl App {
             Call::Initiate => &self.initiates,
             Call::Execute => &self.executes,
             Call::Pay => &self.pays,
+            Call::Status => &self.statuses,
         };
         counter.fetch_add(1, Ordering::Relaxed);
     }
@@ -138,19 +204,43 @@ impl App {
         let initiates = self.initiates.load(Ordering::Relaxed);
         let executes = self.executes.load(Ordering::Relaxed);
         let pay = self.pays.load(Ordering::Relaxed);
+        let status = self.statuses.load(Ordering::Relaxed);
         let requests = RequestCounts {
             initiates,
             executes,
             pay,
-            total: initiates + executes + pay,
+            status,
+            total: initiates + executes + pay + status,
+            rate_limited: self.rate_limited.load(Ordering::Relaxed),
+            redirect_hits: self.redirect_hits.load(Ordering::Relaxed),
         };
-        self.ledger().snapshot(requests)
+        let mut ledger = self.ledger();
+        let snapshot = ledger.snapshot(requests);
+        // A look may settle pending payouts; keep the file in step.
+        let _ = self.commit(&mut ledger);
+        snapshot
+    }
+
+    /// Seconds left of a `/_sandbox/pause`, if one is in force.
+    fn paused(&self) -> Option<u64> {
+        let mut until = self.paused_until.lock().unwrap_or_else(|e| e.into_inner());
+        let left = until.map(|u| u.saturating_duration_since(Instant::now()))?;
+        if left.is_zero() {
+            *until = None;
+            return None;
+        }
+        Some(left.as_secs() + u64::from(left.subsec_nanos() > 0))
+    }
+
+    fn current_outage(&self) -> Outage {
+        *self.outage.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 /// The routes. Unknown paths and wrong methods answer with the envelope.
 pub(crate) fn router(app: Arc<App>) -> Router {
-    Router::new()
+    let dialect = app.dialect;
+    let router = Router::new()
         .route(
             "/initiates",
             post(|State(app), req| provider_call(app, Call::Initiate, req)),
@@ -163,14 +253,34 @@ pub(crate) fn router(app: Arc<App>) -> Router {
             "/pay",
             post(|State(app), req| provider_call(app, Call::Pay, req)),
         )
+        .route(
+            "/status/{id}",
+            get(
+                |State(app), Path(id): Path<String>, mut req: Request| async move {
+                    req.extensions_mut().insert(StatusId(id));
+                    provider_call(app, Call::Status, req).await
+                },
+            ),
+        )
         .route("/_sandbox/ledger", get(ledger))
         .route(
             "/_sandbox/3ds/{id}",
             get(three_ds_page).post(three_ds_submit),
         )
+        .merge(super::control::routes())
         .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .with_state(app)
+        .method_not_allowed_fallback(method_not_allowed);
+    // The reshaping layer costs a little on every call: only when a
+    // dialect reshapes or a misbehaviour marks answers to pass raw.
+    let m = &app.misbehaviour;
+    let router = if dialect::reshapes(dialect) || m.redirect.is_some() || m.endless_body {
+        router.layer(axum::middleware::from_fn(move |req, next| {
+            dialect::reshape(dialect, req, next)
+        }))
+    } else {
+        router
+    };
+    router.with_state(app)
 }
 
 /// An envelope answer.
@@ -207,7 +317,7 @@ fn answer_response(a: Answer) -> Response {
     envelope(a.status, a.code, &a.message, a.data)
 }
 
-fn error(status: StatusCode, code: &str, message: &str) -> Response {
+pub(crate) fn error(status: StatusCode, code: &str, message: &str) -> Response {
     envelope(status, code, message, None)
 }
 
@@ -263,7 +373,7 @@ async fn method_not_allowed() -> Response {
 
 /// A refusal given before anything was done (boxed: refusals are the
 /// rare path and a `Response` is large).
-type Refused = Box<Response>;
+pub(crate) type Refused = Box<Response>;
 
 /// Byte comparison whose time does not depend on where the inputs differ.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -273,8 +383,27 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn check_auth(app: &App, headers: &HeaderMap) -> Result<(), Refused> {
+/// A 401 answer; with `echo_authorization` it quotes the header received,
+/// as some providers do (a client must never print it).
+fn unauthorized(app: &App, headers: &HeaderMap, message: &str) -> Refused {
+    let message = match headers.get(header::AUTHORIZATION) {
+        Some(v) if app.misbehaviour.echo_authorization => format!(
+            "{message} (received Authorization: {})",
+            String::from_utf8_lossy(v.as_bytes())
+        ),
+        _ => message.to_owned(),
+    };
+    let mut r = error(StatusCode::UNAUTHORIZED, codes::UNAUTHORIZED, &message);
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    Box::new(r)
+}
+
+pub(crate) fn check_auth(app: &App, headers: &HeaderMap) -> Result<(), Refused> {
     let unauthorized = |message: &str| {
+        if app.misbehaviour.echo_authorization {
+            return unauthorized(app, headers, message);
+        }
         let mut r = error(StatusCode::UNAUTHORIZED, codes::UNAUTHORIZED, message);
         r.headers_mut()
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -323,7 +452,7 @@ fn accepts_json(value: &HeaderValue) -> bool {
 
 /// The headers `provider-api.md` names for each call.
 fn check_headers(call: Call, headers: &HeaderMap) -> Result<(), Refused> {
-    if !headers.get(header::CONTENT_TYPE).is_some_and(is_json) {
+    if call != Call::Status && !headers.get(header::CONTENT_TYPE).is_some_and(is_json) {
         return Err(Box::new(error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             codes::UNSUPPORTED_MEDIA_TYPE,
@@ -331,7 +460,7 @@ fn check_headers(call: Call, headers: &HeaderMap) -> Result<(), Refused> {
         )));
     }
     match call {
-        Call::Initiate | Call::Execute => {
+        Call::Initiate | Call::Execute | Call::Status => {
             if let Some(accept) = headers.get(header::ACCEPT)
                 && !accepts_json(accept)
             {
@@ -401,16 +530,34 @@ async fn provider_call(app: Arc<App>, call: Call, req: Request) -> Response {
     if !plan.delay.is_zero() {
         tokio::time::sleep(plan.delay).await;
     }
+    if let Some(secs) = app.paused() {
+        return rate_limited(&app, call, secs);
+    }
     if let Err(secs) = app.faults.admit() {
-        tracing::debug!(call = call.name(), status = 429, "sandbox: rate limited");
-        let mut r = error(
-            StatusCode::TOO_MANY_REQUESTS,
-            codes::RATE_LIMITED,
-            "rate limit exceeded; retry after the Retry-After delay",
-        );
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-        return r;
+        return rate_limited(&app, call, secs);
+    }
+    let cut = req
+        .extensions()
+        .get::<ConnectInfo<ConnHandle>>()
+        .map(|c| c.0.clone());
+    let outage = match app.current_outage() {
+        Outage::Off => None,
+        Outage::Status500 => Some(StatusCode::INTERNAL_SERVER_ERROR),
+        Outage::Status502 => Some(StatusCode::BAD_GATEWAY),
+        Outage::Status503 => Some(StatusCode::SERVICE_UNAVAILABLE),
+        Outage::Unauthorized => {
+            return *unauthorized(&app, req.headers(), "the API key was revoked");
+        }
+        Outage::Cut => {
+            // The 503 is never delivered: the connection refuses writes.
+            if let Some(handle) = &cut {
+                handle.cut();
+            }
+            Some(StatusCode::SERVICE_UNAVAILABLE)
+        }
+    };
+    if let Some(status) = outage {
+        return server_error(status);
     }
     if let Some(status) = plan.fail {
         tracing::debug!(
@@ -420,12 +567,22 @@ async fn provider_call(app: Arc<App>, call: Call, req: Request) -> Response {
         );
         return server_error(status);
     }
-    let cut = req
-        .extensions()
-        .get::<ConnectInfo<ConnHandle>>()
-        .map(|c| c.0.clone());
+    if app.misbehaviour.endless_body {
+        return misbehave::endless_response();
+    }
+    if let Some(r) = app.misbehaviour.redirect {
+        let applies = matches!(
+            (call, r.on),
+            (Call::Execute, RedirectOn::Executes | RedirectOn::Both)
+                | (Call::Initiate, RedirectOn::Initiates | RedirectOn::Both)
+        );
+        if applies {
+            return r.response(&base_url(req.headers(), app.local_addr));
+        }
+    }
+    let status_id = req.extensions().get::<StatusId>().map(|s| s.0.clone());
     let (parts, body) = req.into_parts();
-    let answer = match answer(&app, call, &parts.headers, body).await {
+    let answer = match answer(&app, call, &parts.headers, body, status_id).await {
         Ok(a) => a,
         Err(response) => {
             tracing::debug!(
@@ -470,8 +627,29 @@ async fn provider_call(app: Arc<App>, call: Call, req: Request) -> Response {
     }
 }
 
-/// Checks and carries out one call. `Err` is a refusal that changed nothing.
-async fn answer(app: &App, call: Call, headers: &HeaderMap, body: Body) -> Result<Answer, Refused> {
+/// A 429 with `Retry-After`, counted.
+fn rate_limited(app: &App, call: Call, secs: u64) -> Response {
+    app.rate_limited.fetch_add(1, Ordering::Relaxed);
+    tracing::debug!(call = call.name(), status = 429, "sandbox: rate limited");
+    let mut r = error(
+        StatusCode::TOO_MANY_REQUESTS,
+        codes::RATE_LIMITED,
+        "rate limit exceeded; retry after the Retry-After delay",
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    r
+}
+
+/// Checks and carries out one call. `Err` is a refusal that changed
+/// nothing (or, for a failed state save, a 500).
+async fn answer(
+    app: &App,
+    call: Call,
+    headers: &HeaderMap,
+    body: Body,
+    status_id: Option<String>,
+) -> Result<Answer, Refused> {
     check_auth(app, headers)?;
     check_headers(call, headers)?;
     let bytes = read_body(headers, body).await?;
@@ -496,11 +674,26 @@ async fn answer(app: &App, call: Call, headers: &HeaderMap, body: Body) -> Resul
             let Some(wallet) = ledger.wallet(&req.request.currency) else {
                 return Ok(no_wallet(&req.request.currency));
             };
-            Ok(ledger.initiate(&req, wallet))
+            let mut a = ledger.initiate(&req, wallet);
+            app.commit(&mut ledger)?;
+            if let (Some(what), Some(data)) = (app.misbehaviour.initiate_mismatch, a.data.as_mut())
+            {
+                misbehave::mismatch(data, what);
+            }
+            Ok(a)
         }
         Call::Execute => {
             let req = fields::execute(&bytes).map_err(body_error)?;
-            Ok(app.ledger().execute(&req.transaction_id))
+            let mut ledger = app.ledger();
+            let a = ledger.execute(&req.transaction_id);
+            app.commit(&mut ledger)?;
+            Ok(a)
+        }
+        Call::Status => {
+            let mut ledger = app.ledger();
+            let a = ledger.status(status_id.as_deref().unwrap_or_default());
+            app.commit(&mut ledger)?;
+            Ok(a)
         }
         Call::Pay => {
             let req = fields::pay(&bytes, card::current_year_month()).map_err(body_error)?;
@@ -544,7 +737,9 @@ async fn answer(app: &App, call: Call, headers: &HeaderMap, body: Body) -> Resul
             let Some(wallet) = ledger.wallet(&req.currency) else {
                 return Ok(no_wallet(&req.currency));
             };
-            Ok(ledger.pay(&req, wallet, &base))
+            let a = ledger.pay(&req, wallet, &base);
+            app.commit(&mut ledger)?;
+            Ok(a)
         }
     }
 }
@@ -619,7 +814,14 @@ async fn three_ds_submit(
                 .into_response();
         }
     };
-    let view = app.ledger().complete_3ds(&id, approve);
+    let view = {
+        let mut ledger = app.ledger();
+        let view = ledger.complete_3ds(&id, approve);
+        if let Err(r) = app.commit(&mut ledger) {
+            return *r;
+        }
+        view
+    };
     page_for(&id, view)
 }
 

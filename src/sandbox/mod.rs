@@ -1,21 +1,31 @@
-//! The provider sandbox (README, "The provider sandbox"): an in-memory simulator of
-//! the provider's `POST /initiates`, `POST /executes` and `POST /pay`, with
-//! wallets, idempotent transaction ids, magic test accounts and cards, and
-//! seeded fault injection (latency, rate limit, 5xx, ambiguous answers).
-//! This file owns the configuration and the library entry points (`serve`,
-//! `start`); the `payrun sandbox` command is `cmd::sandbox`. The rules live in the
-//! submodules: `state` (the books), `fields` (request bodies), `card`,
-//! `faults` and `http` (routes, envelope, connection cutting).
+//! The provider sandbox: an in-memory simulator of the provider's
+//! `POST /initiates`, `POST /executes`, `POST /pay` and
+//! `GET /status/{id}`, with wallets, idempotent transaction ids, magic test
+//! accounts and cards, seeded fault injection (latency, rate limit, 5xx,
+//! ambiguous answers), other providers' dialects, a state file and control
+//! routes. This file owns the configuration and the library entry points
+//! (`serve`, `start`); the `payrun sandbox` command is `cmd::sandbox`. The rules live in
+//! the submodules: `state` (the books), `settle` (pending payouts),
+//! `fields` (request bodies), `card`, `faults`, `dialect`, `misbehave`,
+//! `persist` (the state file), `control` (the `/_sandbox/` routes) and
+//! `http` (routes, envelope, connection cutting). User documentation:
+//! `docs/sandbox.md` and the README's sandbox section.
 
 mod card;
+mod control;
+mod dialect;
 mod faults;
 mod fields;
 mod http;
+mod misbehave;
+mod persist;
+mod settle;
 mod state;
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +36,10 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use card::{DECLINED_CARD, ENROLLED_CARDS, NOT_ENROLLED_CARD};
+pub use dialect::{Dialect, Settlement, codes as dialect_codes};
 pub(crate) use faults::check_rate;
+pub use misbehave::{Misbehaviour, Mismatch, Outage, REDIRECT_TARGET, Redirect, RedirectOn};
+pub use persist::read_state;
 pub use state::{LedgerEntry, LedgerSnapshot, RequestCounts, magic};
 
 /// The key the sandbox accepts unless told otherwise: `sk_` like real
@@ -74,6 +87,19 @@ pub struct SandboxConfig {
     pub fail_rate: f64,
     /// Share of calls carried out, then answered 503 or cut off.
     pub ambiguous_rate: f64,
+    /// How answers are shaped and repeats treated.
+    pub dialect: Dialect,
+    /// When a pending payout settles (`Dialect::Pending` only).
+    pub settlement: Settlement,
+    /// Every `/executes` of an initiated or paid payout debits again.
+    pub non_idempotent_execute: bool,
+    /// Keep the books in this file: loaded at start (its wallets win over
+    /// `wallets`), rewritten atomically after every change.
+    pub state_file: Option<PathBuf>,
+    /// The outage in force at start (changeable via `/_sandbox/outage`).
+    pub outage: Outage,
+    /// Client-hardening misbehaviours.
+    pub misbehaviour: Misbehaviour,
 }
 
 impl Default for SandboxConfig {
@@ -93,6 +119,12 @@ impl Default for SandboxConfig {
             rate_limit: None,
             fail_rate: 0.0,
             ambiguous_rate: 0.0,
+            dialect: Dialect::default(),
+            settlement: Settlement::default(),
+            non_idempotent_execute: false,
+            state_file: None,
+            outage: Outage::Off,
+            misbehaviour: Misbehaviour::default(),
         }
     }
 }

@@ -15,6 +15,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::dialect::{Rules, codes as dialect_codes};
 use super::faults::Ambiguity;
 use super::fields::{Fingerprint, Initiate, Pay};
 use crate::provider::wire::codes;
@@ -39,27 +40,38 @@ pub mod magic {
 
 /// What a transaction is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Payout,
     Card,
 }
 
 /// Transaction states as the provider names them in `data.status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Status {
+pub(super) enum Status {
     Initiated,
     Success,
     Failed,
     Requires3ds,
+    /// Accepted by `/executes` in the `pending` dialect, not settled yet.
+    Pending,
 }
 
 impl Status {
-    fn as_str(self) -> &'static str {
+    pub(super) const ALL: [Status; 5] = [
+        Status::Initiated,
+        Status::Success,
+        Status::Failed,
+        Status::Requires3ds,
+        Status::Pending,
+    ];
+
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             Status::Initiated => "INITIATED",
             Status::Success => "SUCCESS",
             Status::Failed => "FAILED",
             Status::Requires3ds => "REQUIRES_3DS",
+            Status::Pending => "PENDING",
         }
     }
 }
@@ -67,7 +79,7 @@ impl Status {
 /// Why a transaction failed (`data.failureCode`, and the `code` of the
 /// answer that failed it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Failure {
+pub(super) enum Failure {
     InsufficientBalance,
     RecipientNotFound,
     LimitExceeded,
@@ -75,7 +87,14 @@ enum Failure {
 }
 
 impl Failure {
-    fn code(self) -> &'static str {
+    pub(super) const ALL: [Failure; 4] = [
+        Failure::InsufficientBalance,
+        Failure::RecipientNotFound,
+        Failure::LimitExceeded,
+        Failure::AuthenticationFailed,
+    ];
+
+    pub(super) fn code(self) -> &'static str {
         match self {
             Failure::InsufficientBalance => codes::INSUFFICIENT_BALANCE,
             Failure::RecipientNotFound => codes::RECIPIENT_NOT_FOUND,
@@ -96,21 +115,37 @@ impl Failure {
 
 /// One transaction. Kept small: a million of them must fit comfortably.
 #[derive(Debug)]
-struct Txn {
-    amount: Decimal,
-    fingerprint: Fingerprint,
+pub(super) struct Txn {
+    pub(super) amount: Decimal,
+    pub(super) fingerprint: Fingerprint,
     /// The recipient account, or for a card payment the masked card.
-    account: Box<str>,
+    pub(super) account: Box<str>,
     /// Creation order, for a stable ledger listing.
-    seq: u64,
-    initiate_calls: u32,
-    execute_calls: u32,
-    debits: u32,
+    pub(super) seq: u64,
+    pub(super) initiate_calls: u32,
+    pub(super) execute_calls: u32,
+    pub(super) debits: u32,
+    /// Unix time in seconds of the last change (the statement's date);
+    /// u32 keeps the record small and lasts until 2106.
+    pub(super) at: u32,
     /// Index into the wallets.
-    wallet: u16,
-    kind: Kind,
-    status: Status,
-    failure: Option<Failure>,
+    pub(super) wallet: u16,
+    pub(super) kind: Kind,
+    pub(super) status: Status,
+    pub(super) failure: Option<Failure>,
+}
+
+/// A payout accepted as pending (`pending` dialect), until it settles.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct PendingInfo {
+    /// Unix time in milliseconds of the acceptance.
+    pub(super) accepted_ms: u64,
+    /// `GET /status` calls seen for it.
+    pub(super) polls: u32,
+    /// Further `/executes` received meanwhile: with non-idempotent
+    /// execution, each is one more debit at settlement.
+    pub(super) queued: u32,
 }
 
 /// The outcome of one call, before it becomes an HTTP answer.
@@ -139,7 +174,7 @@ impl Answer {
         }
     }
 
-    fn with_data(mut self, data: Value) -> Answer {
+    pub(super) fn with_data(mut self, data: Value) -> Answer {
         self.data = Some(data);
         self
     }
@@ -152,7 +187,8 @@ pub struct LedgerEntry {
     pub transaction_id: String,
     /// `"payout"` or `"card"`.
     pub kind: String,
-    /// `INITIATED`, `SUCCESS`, `FAILED` or `REQUIRES_3DS`.
+    /// `INITIATED`, `SUCCESS`, `FAILED`, `REQUIRES_3DS` or (`pending`
+    /// dialect) `PENDING`.
     pub status: String,
     pub amount: Decimal,
     pub currency: String,
@@ -165,18 +201,35 @@ pub struct LedgerEntry {
     pub initiate_calls: u32,
     /// `/executes` calls naming this id that were processed.
     pub execute_calls: u32,
-    /// Times the wallet was debited for it: 0 or 1, never more.
+    /// Times the wallet was debited for it: 0 or 1, except with
+    /// non-idempotent execution, where every execute debits again.
     pub debits: u32,
+    /// Unix time in seconds of the last change (creation, execution,
+    /// settlement): the statement's date.
+    #[serde(default)]
+    pub at: u64,
 }
 
 /// Requests that reached a provider route, faulted or not (401, 429 and
 /// injected 5xx included). The sandbox's own routes are not counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RequestCounts {
     pub initiates: u64,
     pub executes: u64,
     pub pay: u64,
+    /// `GET /status/{id}` calls.
+    #[serde(default)]
+    pub status: u64,
+    /// All provider calls (initiates + executes + pay + status).
     pub total: u64,
+    /// Calls answered 429 (rate limit or a `/_sandbox/pause`).
+    #[serde(default)]
+    pub rate_limited: u64,
+    /// Requests that reached the redirect target
+    /// (`/_sandbox/redirected`): a client that follows redirects.
+    #[serde(default)]
+    pub redirect_hits: u64,
 }
 
 /// The whole of `GET /_sandbox/ledger`; also returned in-process by
@@ -214,17 +267,31 @@ pub(crate) struct CardView {
 
 /// All transactions and wallets.
 pub(crate) struct Ledger {
-    txns: HashMap<Box<str>, Txn>,
-    currencies: Vec<Box<str>>,
-    balances: Vec<Decimal>,
-    next_seq: u64,
+    pub(super) txns: HashMap<Box<str>, Txn>,
+    pub(super) currencies: Vec<Box<str>>,
+    pub(super) balances: Vec<Decimal>,
+    pub(super) next_seq: u64,
+    /// Payouts accepted as pending, until they settle.
+    pub(super) pending: HashMap<Box<str>, PendingInfo>,
+    pub(super) rules: Rules,
+    /// Set by every change, cleared once the state file is written.
+    pub(super) dirty: bool,
+    /// Unix time in milliseconds; replaceable in tests.
+    pub(super) clock: fn() -> u64,
+}
+
+/// Unix time in milliseconds from the system clock.
+pub(super) fn system_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 fn magic_is(account: &str, magic: &str) -> bool {
     account.ends_with(magic)
 }
 
-fn magic_failure(account: &str) -> Option<Failure> {
+pub(super) fn magic_failure(account: &str) -> Option<Failure> {
     if magic_is(account, magic::RECIPIENT_NOT_FOUND) {
         Some(Failure::RecipientNotFound)
     } else if magic_is(account, magic::LIMIT_EXCEEDED) {
@@ -251,7 +318,7 @@ pub(crate) fn initiate_refused(account: &str) -> bool {
 
 impl Ledger {
     /// `wallets` are (currency, opening balance); at most 65 535 of them.
-    pub(crate) fn new(wallets: &BTreeMap<String, Decimal>) -> anyhow::Result<Ledger> {
+    pub(crate) fn new(wallets: &BTreeMap<String, Decimal>, rules: Rules) -> anyhow::Result<Ledger> {
         if wallets.len() > usize::from(u16::MAX) {
             anyhow::bail!("too many wallets ({})", wallets.len());
         }
@@ -260,7 +327,40 @@ impl Ledger {
             currencies: wallets.keys().map(|c| c.as_str().into()).collect(),
             balances: wallets.values().copied().collect(),
             next_seq: 0,
+            pending: HashMap::new(),
+            rules,
+            dirty: false,
+            clock: system_ms,
         })
+    }
+
+    /// Whether something changed since the last `take_dirty`.
+    pub(crate) fn take_dirty(&mut self) -> bool {
+        std::mem::take(&mut self.dirty)
+    }
+
+    pub(super) fn now_secs(&self) -> u32 {
+        u32::try_from((self.clock)() / 1000).unwrap_or(u32::MAX)
+    }
+
+    /// `POST /_sandbox/topup`: adds to a wallet, opening it if needed.
+    /// Returns the new balance, or `None` if it would overflow.
+    pub(crate) fn top_up(&mut self, currency: &str, amount: Decimal) -> Option<Decimal> {
+        let i = match self.wallet(currency) {
+            Some(i) => usize::from(i),
+            None => {
+                if self.currencies.len() >= usize::from(u16::MAX) {
+                    return None;
+                }
+                self.currencies.push(currency.into());
+                self.balances.push(Decimal::ZERO);
+                self.currencies.len() - 1
+            }
+        };
+        let new = self.balances[i].checked_add(amount)?;
+        self.balances[i] = new;
+        self.dirty = true;
+        Some(new)
     }
 
     /// The wallet index of a currency, if the merchant has that wallet.
@@ -271,7 +371,7 @@ impl Ledger {
             .and_then(|i| u16::try_from(i).ok())
     }
 
-    fn record(&self, id: &str, t: &Txn, redirect_base: Option<&str>) -> Value {
+    pub(super) fn record(&self, id: &str, t: &Txn, redirect_base: Option<&str>) -> Value {
         let mut m = Map::new();
         m.insert("transactionId".into(), json!(id));
         m.insert("amount".into(), json!(t.amount.to_string()));
@@ -283,7 +383,7 @@ impl Ledger {
             Kind::Payout => m.insert("accountId".into(), json!(&*t.account)),
             Kind::Card => m.insert("card".into(), json!(&*t.account)),
         };
-        m.insert("status".into(), json!(t.status.as_str()));
+        m.insert("status".into(), json!(self.status_word(id, t)));
         if let Some(f) = t.failure {
             m.insert("failureCode".into(), json!(f.code()));
         }
@@ -296,10 +396,21 @@ impl Ledger {
         Value::Object(m)
     }
 
+    /// The status as answered: a pending payout that was polled at least
+    /// once says `PROCESSING`, so clients meet both not-final words.
+    pub(super) fn status_word(&self, id: &str, t: &Txn) -> &'static str {
+        match self.pending.get(id) {
+            Some(p) if t.status == Status::Pending && p.polls > 0 => dialect_codes::PROCESSING,
+            _ => t.status.as_str(),
+        }
+    }
+
     /// Adds a new transaction (the caller checked the id is free) and
     /// returns its record.
     fn insert(&mut self, id: &str, mut txn: Txn, redirect_base: Option<&str>) -> Value {
         txn.seq = self.next_seq;
+        txn.at = self.now_secs();
+        self.dirty = true;
         self.next_seq += 1;
         self.txns.insert(id.into(), txn);
         self.record(id, &self.txns[id], redirect_base)
@@ -311,6 +422,16 @@ impl Ledger {
         let id = req.request.transaction_id.as_str();
         if let Some(t) = self.txns.get_mut(id) {
             t.initiate_calls = t.initiate_calls.saturating_add(1);
+            self.dirty = true;
+            if self.rules.repeat_conflicts {
+                // MTN MoMo style: any reuse of a reference id is refused,
+                // same body or not, and nothing tells the two apart.
+                return Answer::new(
+                    StatusCode::CONFLICT,
+                    dialect_codes::RESOURCE_ALREADY_EXIST,
+                    "a resource with this transactionId already exists",
+                );
+            }
             let same = t.kind == Kind::Payout && t.fingerprint == req.fingerprint;
             let t = &self.txns[id];
             return if same {
@@ -336,6 +457,7 @@ impl Ledger {
             initiate_calls: 1,
             execute_calls: 0,
             debits: 0,
+            at: 0,
             wallet,
             kind: Kind::Payout,
             status: Status::Initiated,
@@ -350,10 +472,16 @@ impl Ledger {
         .with_data(data)
     }
 
-    /// `POST /executes`. The first call settles the payout for good:
-    /// SUCCESS (debited once) or FAILED (nothing debited). FAILED is final;
-    /// a repeated call never debits and replays the outcome.
+    /// `POST /executes`. By default the first call settles the payout for
+    /// good: SUCCESS (debited once) or FAILED (nothing debited); a repeated
+    /// call never debits and replays the outcome. The dialect rules change
+    /// this: `pending` accepts first and settles later (`settle`),
+    /// `conflict-on-repeat` answers a repeat of a paid payout 409, and
+    /// non-idempotent execution debits on every call.
     pub(crate) fn execute(&mut self, id: &str) -> Answer {
+        self.settle_due(id, false);
+        let now = self.now_secs();
+        let rules = self.rules;
         let Some(t) = self.txns.get_mut(id) else {
             return Answer::new(
                 StatusCode::NOT_FOUND,
@@ -368,10 +496,32 @@ impl Ledger {
                 "this transactionId is a card payment, not a payout",
             );
         }
+        self.dirty = true;
         t.execute_calls = t.execute_calls.saturating_add(1);
         let first = t.execute_calls == 1;
         let mut ambiguity = None;
+        let mut with_data = true;
         let (status, code, message) = match t.status {
+            Status::Success if rules.non_idempotent => {
+                let balance = &mut self.balances[usize::from(t.wallet)];
+                if *balance < t.amount {
+                    let f = Failure::InsufficientBalance;
+                    (StatusCode::UNPROCESSABLE_ENTITY, f.code(), f.message())
+                } else {
+                    *balance -= t.amount;
+                    t.debits = t.debits.saturating_add(1);
+                    t.at = now;
+                    (StatusCode::OK, codes::SUCCESS, "payout executed")
+                }
+            }
+            Status::Success if rules.repeat_conflicts => {
+                with_data = false;
+                (
+                    StatusCode::CONFLICT,
+                    codes::ALREADY_EXECUTED,
+                    "this payout was already executed",
+                )
+            }
             Status::Success => (
                 StatusCode::OK,
                 codes::ALREADY_EXECUTED,
@@ -383,15 +533,53 @@ impl Ledger {
                 let f = t.failure.unwrap_or(Failure::RecipientNotFound);
                 (StatusCode::UNPROCESSABLE_ENTITY, f.code(), f.message())
             }
+            Status::Pending => {
+                let p = self.pending.entry(id.into()).or_default();
+                if rules.non_idempotent {
+                    p.queued = p.queued.saturating_add(1);
+                }
+                (
+                    StatusCode::ACCEPTED,
+                    dialect_codes::PENDING,
+                    "the payout is being processed",
+                )
+            }
             Status::Initiated => {
                 let balance = &mut self.balances[usize::from(t.wallet)];
-                let failure = magic_failure(&t.account)
-                    .or_else(|| (*balance < t.amount).then_some(Failure::InsufficientBalance));
+                let magic = magic_failure(&t.account);
+                let short = (*balance < t.amount).then_some(Failure::InsufficientBalance);
+                // A pending provider checks the balance at once but hears
+                // about the recipient from the network later.
+                let failure = if rules.settle.is_some() {
+                    short
+                } else {
+                    magic.or(short)
+                };
+                t.at = now;
                 match failure {
                     Some(f) => {
                         t.status = Status::Failed;
                         t.failure = Some(f);
                         (StatusCode::UNPROCESSABLE_ENTITY, f.code(), f.message())
+                    }
+                    None if rules.settle.is_some() => {
+                        t.status = Status::Pending;
+                        self.pending.insert(
+                            id.into(),
+                            PendingInfo {
+                                accepted_ms: (self.clock)(),
+                                polls: 0,
+                                queued: 0,
+                            },
+                        );
+                        if first {
+                            ambiguity = magic_ambiguity(&t.account);
+                        }
+                        (
+                            StatusCode::ACCEPTED,
+                            dialect_codes::PENDING,
+                            "payout accepted; poll GET /status/{transactionId} for the outcome",
+                        )
                     }
                     None => {
                         *balance -= t.amount;
@@ -405,12 +593,15 @@ impl Ledger {
                 }
             }
         };
-        let t = &self.txns[id];
-        let mut data = self.record(id, t, None);
-        if code == codes::ALREADY_EXECUTED || (t.status == Status::Failed && !first) {
-            data["alreadyExecuted"] = json!(true);
+        let mut answer = Answer::new(status, code, message);
+        if with_data {
+            let t = &self.txns[id];
+            let mut data = self.record(id, t, None);
+            if code == codes::ALREADY_EXECUTED || (t.status == Status::Failed && !first) {
+                data["alreadyExecuted"] = json!(true);
+            }
+            answer = answer.with_data(data);
         }
-        let mut answer = Answer::new(status, code, message).with_data(data);
         answer.ambiguity = ambiguity;
         answer
     }
@@ -421,6 +612,7 @@ impl Ledger {
         let id = req.transaction_id.as_str();
         if let Some(t) = self.txns.get_mut(id) {
             t.initiate_calls = t.initiate_calls.saturating_add(1);
+            self.dirty = true;
             let same = t.kind == Kind::Card && t.fingerprint == req.fingerprint;
             let t = &self.txns[id];
             return if same {
@@ -446,6 +638,7 @@ impl Ledger {
             initiate_calls: 1,
             execute_calls: 0,
             debits: 0,
+            at: 0,
             wallet,
             kind: Kind::Card,
             status: Status::Requires3ds,
@@ -480,6 +673,8 @@ impl Ledger {
             .filter(|t| t.kind == Kind::Card && t.status == Status::Requires3ds);
         if let Some(t) = t {
             let balance = &mut self.balances[usize::from(t.wallet)];
+            t.at = u32::try_from((self.clock)() / 1000).unwrap_or(u32::MAX);
+            self.dirty = true;
             match balance.checked_add(t.amount).filter(|_| approve) {
                 Some(credited) => {
                     *balance = credited;
@@ -495,7 +690,8 @@ impl Ledger {
     }
 
     /// The whole ledger, in creation order.
-    pub(crate) fn snapshot(&self, requests: RequestCounts) -> LedgerSnapshot {
+    pub(crate) fn snapshot(&mut self, requests: RequestCounts) -> LedgerSnapshot {
+        self.settle_due_all();
         let mut entries: Vec<(&str, &Txn)> = self.txns.iter().map(|(k, t)| (&**k, t)).collect();
         entries.sort_unstable_by_key(|(_, t)| t.seq);
         let transactions = entries
@@ -514,6 +710,7 @@ impl Ledger {
                 initiate_calls: t.initiate_calls,
                 execute_calls: t.execute_calls,
                 debits: t.debits,
+                at: u64::from(t.at),
             })
             .collect();
         let wallets = self
@@ -538,13 +735,20 @@ pub(crate) fn redirect_url(base: &str, id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::dialect::{Dialect, Settlement};
     use crate::sandbox::fields;
 
     fn ledger(balance: i64) -> Ledger {
         let mut w = BTreeMap::new();
         w.insert("XOF".to_string(), Decimal::from(balance));
         w.insert("USD".to_string(), Decimal::from(balance));
-        Ledger::new(&w).unwrap()
+        Ledger::new(&w, Rules::default()).unwrap()
+    }
+
+    fn ledger_with(balance: i64, rules: Rules) -> Ledger {
+        let mut l = ledger(balance);
+        l.rules = rules;
+        l
     }
 
     fn init(id: &str, amount: &str, account: &str) -> Initiate {
@@ -553,7 +757,7 @@ mod tests {
         fields::initiate(&serde_json::to_vec(&body).unwrap()).unwrap()
     }
 
-    fn snapshot(l: &Ledger) -> LedgerSnapshot {
+    fn snapshot(l: &mut Ledger) -> LedgerSnapshot {
         l.snapshot(RequestCounts::default())
     }
 
@@ -574,7 +778,7 @@ mod tests {
                 (StatusCode::OK, codes::ALREADY_EXECUTED)
             );
         }
-        let s = snapshot(&l);
+        let s = snapshot(&mut l);
         assert_eq!(s.wallets["XOF"], Decimal::from(700));
         assert_eq!(s.wallets["USD"], Decimal::from(1000));
         let e = s.get("a").unwrap();
@@ -601,7 +805,7 @@ mod tests {
         let again = l.execute("a");
         assert_eq!(again.code, codes::INSUFFICIENT_BALANCE);
         assert_eq!(again.data.as_ref().unwrap()["alreadyExecuted"], true);
-        let s = snapshot(&l);
+        let s = snapshot(&mut l);
         assert_eq!(s.wallets["XOF"], Decimal::from(100));
         assert_eq!(s.get("a").unwrap().debits, 0);
         assert_eq!(
@@ -616,7 +820,7 @@ mod tests {
         let w = l.wallet("XOF").unwrap();
         l.initiate(&init("a", "100", "1"), w);
         assert_eq!(l.execute("a").code, codes::SUCCESS);
-        assert_eq!(snapshot(&l).wallets["XOF"], Decimal::ZERO);
+        assert_eq!(snapshot(&mut l).wallets["XOF"], Decimal::ZERO);
     }
 
     #[test]
@@ -634,10 +838,113 @@ mod tests {
             (conflict.status, conflict.code),
             (StatusCode::CONFLICT, codes::DUPLICATE_TRANSACTION_ID)
         );
-        let s = snapshot(&l);
+        let s = snapshot(&mut l);
         assert_eq!(s.transactions.len(), 1);
         assert_eq!(s.get("a").unwrap().initiate_calls, 3);
         assert_eq!(s.get("a").unwrap().amount, Decimal::from(10));
+    }
+
+    #[test]
+    fn non_idempotent_execute_debits_every_time() {
+        let rules = Rules::new(Dialect::Envelope, Settlement::default(), true);
+        let mut l = ledger_with(1000, rules);
+        let w = l.wallet("XOF").unwrap();
+        l.initiate(&init("a", "300", "1"), w);
+        for _ in 0..3 {
+            assert_eq!(l.execute("a").code, codes::SUCCESS);
+        }
+        // The fourth finds 100 left: refused, the payout stays paid.
+        let a = l.execute("a");
+        assert_eq!(a.code, codes::INSUFFICIENT_BALANCE);
+        let s = snapshot(&mut l);
+        assert_eq!(s.wallets["XOF"], Decimal::from(100));
+        let e = s.get("a").unwrap();
+        assert_eq!(
+            (e.debits, e.execute_calls, e.status.as_str()),
+            (3, 4, "SUCCESS")
+        );
+    }
+
+    #[test]
+    fn conflict_on_repeat_answers_409() {
+        let rules = Rules::new(Dialect::ConflictOnRepeat, Settlement::default(), false);
+        let mut l = ledger_with(1000, rules);
+        let w = l.wallet("XOF").unwrap();
+        assert_eq!(
+            l.initiate(&init("a", "10", "1"), w).status,
+            StatusCode::CREATED
+        );
+        for amount in ["10", "11"] {
+            let again = l.initiate(&init("a", amount, "1"), w);
+            assert_eq!(
+                (again.status, again.code),
+                (StatusCode::CONFLICT, dialect_codes::RESOURCE_ALREADY_EXIST)
+            );
+        }
+        assert_eq!(l.execute("a").code, codes::SUCCESS);
+        let again = l.execute("a");
+        assert_eq!(
+            (again.status, again.code, again.data.is_none()),
+            (StatusCode::CONFLICT, codes::ALREADY_EXECUTED, true)
+        );
+        assert_eq!(snapshot(&mut l).wallets["XOF"], Decimal::from(990));
+    }
+
+    #[test]
+    fn pending_settles_after_polls_and_debits_then() {
+        let rules = Rules::new(Dialect::Pending, Settlement::default(), false);
+        let mut l = ledger_with(1000, rules);
+        let w = l.wallet("XOF").unwrap();
+        l.initiate(&init("ok", "100", "1"), w);
+        l.initiate(&init("nf", "100", magic::RECIPIENT_NOT_FOUND), w);
+        for id in ["ok", "nf"] {
+            let a = l.execute(id);
+            assert_eq!(
+                (a.status, a.code),
+                (StatusCode::ACCEPTED, dialect_codes::PENDING)
+            );
+            assert_eq!(a.data.unwrap()["status"], "PENDING");
+        }
+        assert_eq!(snapshot(&mut l).wallets["XOF"], Decimal::from(1000));
+        let first = l.status("ok");
+        assert_eq!(first.data.unwrap()["status"], "PROCESSING");
+        assert_eq!(l.execute("ok").code, dialect_codes::PENDING);
+        let second = l.status("ok");
+        assert_eq!(second.data.unwrap()["status"], "SUCCESS");
+        l.status("nf");
+        let nf = l.status("nf");
+        assert_eq!(nf.code, codes::RECIPIENT_NOT_FOUND);
+        assert_eq!(nf.data.unwrap()["status"], "FAILED");
+        let s = snapshot(&mut l);
+        assert_eq!(s.wallets["XOF"], Decimal::from(900));
+        assert_eq!(s.get("ok").unwrap().debits, 1);
+        assert_eq!(s.get("nf").unwrap().debits, 0);
+        assert_eq!(l.execute("ok").code, codes::ALREADY_EXECUTED);
+        assert_eq!(l.status("nope").status, StatusCode::NOT_FOUND);
+    }
+
+    #[test]
+    fn pending_settles_after_a_delay_and_queues_non_idempotent_debits() {
+        static NOW: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000);
+        fn clock() -> u64 {
+            NOW.load(std::sync::atomic::Ordering::Relaxed)
+        }
+        let settle = Settlement {
+            after_polls: None,
+            after_ms: Some(500),
+        };
+        let mut l = ledger_with(1000, Rules::new(Dialect::Pending, settle, true));
+        l.clock = clock;
+        let w = l.wallet("XOF").unwrap();
+        l.initiate(&init("a", "100", "1"), w);
+        l.execute("a");
+        l.execute("a");
+        assert_eq!(snapshot(&mut l).get("a").unwrap().status, "PENDING");
+        NOW.store(1_500, std::sync::atomic::Ordering::Relaxed);
+        let s = snapshot(&mut l);
+        let e = s.get("a").unwrap();
+        assert_eq!((e.status.as_str(), e.debits), ("SUCCESS", 2));
+        assert_eq!(s.wallets["XOF"], Decimal::from(800));
     }
 
     #[test]
@@ -671,7 +978,7 @@ mod tests {
         assert_eq!(l.execute("amb").ambiguity, None);
         assert_eq!(l.execute("cut").ambiguity, Some(Ambiguity::Cut));
         assert_eq!(l.execute("cut").code, codes::ALREADY_EXECUTED);
-        let s = snapshot(&l);
+        let s = snapshot(&mut l);
         assert_eq!(s.wallets["XOF"], Decimal::from(998));
         assert!(initiate_refused(magic::INVALID_ACCOUNT));
         assert!(!initiate_refused("2250700000000"));
@@ -685,7 +992,7 @@ mod tests {
         for id in &ids {
             l.initiate(&init(id, "1", "1"), w);
         }
-        let listed: Vec<String> = snapshot(&l)
+        let listed: Vec<String> = snapshot(&mut l)
             .transactions
             .into_iter()
             .map(|t| t.transaction_id)
@@ -698,7 +1005,7 @@ mod tests {
         let mut l = ledger(5);
         let w = l.wallet("XOF").unwrap();
         l.initiate(&init("a", "1", "1"), w);
-        let v = serde_json::to_value(snapshot(&l)).unwrap();
+        let v = serde_json::to_value(snapshot(&mut l)).unwrap();
         let t = &v["transactions"][0];
         for key in [
             "transactionId",
