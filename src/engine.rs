@@ -284,7 +284,8 @@ pub fn command_reconcile(args: ReconcileArgs) -> Result<i32> {
         .clone()
         .or(cfg.base_url.clone())
         .context("no provider URL: pass --base-url or set base_url in the config")?;
-    let client = Client::new(&base_url, &cfg.api_key()?)?;
+    let profile = crate::provider::Profile::from_config(&cfg)?;
+    let client = Client::with_profile(&base_url, &cfg.api_key()?, profile)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -416,7 +417,8 @@ async fn run(args: RunArgs, cfg: Config) -> Result<i32> {
         } else {
             cfg.api_key()?
         };
-        let client = Client::new(&base_url, &key)?;
+        let profile = crate::provider::Profile::from_config(&cfg)?;
+        let client = Client::with_profile(&base_url, &key, profile)?;
         let provider = client.base_url().to_string();
         (client, provider)
     };
@@ -1048,6 +1050,16 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
                 ctx.request_stop(Stop::Unauthorized(format!("HTTP {http}: {message}")));
                 return Ok(());
             }
+            Outcome::Mismatch { .. } => {
+                // The answer belongs to another request: never execute.
+                ctx.counters.unknown.fetch_add(1, Ordering::Relaxed);
+                let mut t = Transition::to(id, State::Unknown);
+                t.code = Some(outcome.code().to_string());
+                t.message = Some(outcome.message());
+                t.attempts = end.sent;
+                ctx.writer.apply(vec![t]).await?;
+                return Ok(());
+            }
             other => {
                 // Retries exhausted on a transport failure (never sent, 5xx,
                 // 429): the provider is down or overloaded, not refusing this
@@ -1145,6 +1157,17 @@ async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
             t.message = None;
             ctx.writer.apply(vec![t]).await?;
             ctx.request_stop(Stop::Unauthorized(format!("HTTP {http}: {message}")));
+            return Ok(());
+        }
+        Outcome::Stop { detail, .. } => {
+            // Configuration stop (redirect, wrong route, long Retry-After):
+            // the intent stays in place and the run stops, resumable.
+            t.to = State::Executing;
+            t.code = None;
+            t.message = None;
+            let why = detail.clone();
+            ctx.writer.apply(vec![t]).await?;
+            ctx.request_stop(Stop::Unreachable(why));
             return Ok(());
         }
         Outcome::NotSent { .. } | Outcome::RateLimited { .. } if !uncertain => {
