@@ -358,6 +358,14 @@ fn misconfigured(http: u16, call: CallKind) -> Outcome {
     }
 }
 
+/// One echoed field: its name, the value sent, its pointer, equality.
+type EchoCheck<'s, 'p> = (
+    &'static str,
+    Option<&'s str>,
+    &'p Option<String>,
+    fn(&str, &str) -> bool,
+);
+
 /// Equal as decimals (`"1500"`, `1500`, `"1500.00"`), else as text.
 fn same_amount(sent: &str, got: &str) -> bool {
     use rust_decimal::Decimal;
@@ -375,12 +383,7 @@ fn same_amount(sent: &str, got: &str) -> bool {
 fn echo_check(call: CallKind, sent: &Sent<'_>, json: &Value, p: &Profile) -> Option<Outcome> {
     let got = |ptr: &Option<String>| ptr.as_deref().and_then(|q| json.pointer(q));
     let shown = |v: &Value| scalar(v).unwrap_or_else(|| v.to_string());
-    let mut checks: Vec<(
-        &'static str,
-        Option<&str>,
-        &Option<String>,
-        fn(&str, &str) -> bool,
-    )> = vec![(
+    let mut checks: Vec<EchoCheck<'_, '_>> = vec![(
         "transactionId",
         Some(sent.transaction_id),
         &p.echo_transaction_id,
