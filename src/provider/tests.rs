@@ -713,3 +713,87 @@ fn client_checks_base_url_and_hides_key() {
     let e = Client::new("https://u:pw@api.example", &key()).unwrap_err();
     assert!(!format!("{e:#}").contains("pw@"), "{e:#}");
 }
+
+/// Every TOML example of `docs/provider.md` is a valid configuration, and
+/// worked example 2 classifies its sample answers as the page says.
+#[test]
+fn documented_examples_hold() {
+    let doc = include_str!("../../docs/provider.md");
+    let blocks: Vec<&str> = doc
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    assert!(blocks.len() >= 5);
+    let mut profiles = Vec::new();
+    for b in &blocks {
+        let cfg = crate::config::Config::parse(b).unwrap_or_else(|e| panic!("{e:#}\n{b}"));
+        if cfg.provider.is_some() {
+            profiles.push(Profile::from_config(&cfg).unwrap_or_else(|e| panic!("{e:#}\n{b}")));
+        }
+    }
+    assert!(
+        profiles.contains(&Profile::sandbox()),
+        "worked example 1 must be the built-in profile written out"
+    );
+    let ex2 = profiles
+        .iter()
+        .find(|p| p.status.as_deref() == Some("/data/state"))
+        .unwrap();
+    let sent = Sent {
+        transaction_id: "pay-001",
+        ..SENT
+    };
+    let run = |call, body: &str| {
+        let a = Answer {
+            http: 200,
+            retry_after: None,
+            body: Body::Complete(body.as_bytes()),
+            received: SystemTime::now(),
+        };
+        kind(&classify(call, &sent, &a, ex2))
+    };
+    assert_eq!(
+        run(
+            E,
+            r#"{"status":"error","code":"INSUFFICIENT_BALANCE","message":"x"}"#
+        ),
+        "refused"
+    );
+    assert_eq!(
+        run(
+            E,
+            r#"{"status":"success","code":"00","data":{"reference":"pay-001","state":"SUCCESSFUL"}}"#
+        ),
+        "accepted"
+    );
+    assert_eq!(
+        run(
+            E,
+            r#"{"status":"success","code":"00","data":{"reference":"pay-001","state":"PROCESSING"}}"#
+        ),
+        "not_final"
+    );
+    assert_eq!(
+        run(I, r#"{"status":"error","code":"DUPLICATE_REFERENCE"}"#),
+        "accepted"
+    );
+    assert_eq!(
+        run(E, r#"{"status":"error","code":"DUPLICATE_REFERENCE"}"#),
+        "ambiguous"
+    );
+    assert_eq!(
+        run(
+            E,
+            r#"{"status":"success","code":"00","data":{"reference":"pay-001"}}"#
+        ),
+        "ambiguous"
+    );
+    assert_eq!(
+        run(
+            E,
+            r#"{"status":"success","code":"00","data":{"reference":"pay-002","state":"SUCCESSFUL"}}"#
+        ),
+        "mismatch"
+    );
+}
