@@ -82,6 +82,11 @@ pub struct Config {
     /// Maps a header of the file to a canonical column: `"Montant" = "amount"`.
     #[serde(default)]
     pub columns: BTreeMap<String, String>,
+    // --- provider keys: how the provider's answers are read (docs/provider.md) ---
+    /// The provider profile inline; absent keys take the sandbox defaults.
+    pub provider: Option<crate::provider::ProfileSpec>,
+    /// A TOML file holding the provider profile instead of `[provider]`.
+    pub provider_profile: Option<PathBuf>,
 }
 
 impl Config {

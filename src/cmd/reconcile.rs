@@ -137,7 +137,8 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
         .clone()
         .or(cfg.base_url.clone())
         .context("no provider URL: pass --base-url or set base_url in the config")?;
-    let client = Client::new(&base_url, &cfg.api_key()?)?;
+    let profile = crate::provider::Profile::from_config(&cfg)?;
+    let client = Client::with_profile(&base_url, &cfg.api_key()?, profile)?;
     let rt = runtime(Some(1))?;
     let mut out = std::io::stdout().lock();
     let mut write_error = None;

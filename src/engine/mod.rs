@@ -141,7 +141,11 @@ struct Provider {
     sandbox: Option<crate::sandbox::Running>,
 }
 
-async fn open_provider(choice: &ProviderChoice, notify: &dyn Fn(Event)) -> Result<Provider> {
+async fn open_provider(
+    choice: &ProviderChoice,
+    config: &Config,
+    notify: &dyn Fn(Event),
+) -> Result<Provider> {
     match choice {
         ProviderChoice::Sandbox => {
             let key = format!("sk_sandbox_{:016x}", rand::rng().random::<u64>());
@@ -161,7 +165,8 @@ async fn open_provider(choice: &ProviderChoice, notify: &dyn Fn(Event)) -> Resul
             })
         }
         ProviderChoice::Remote { base_url, api_key } => {
-            let client = Client::new(base_url, api_key)?;
+            let profile = crate::provider::Profile::from_config(config)?;
+            let client = Client::with_profile(base_url, api_key, profile)?;
             Ok(Provider {
                 name: client.base_url().to_string(),
                 client,
@@ -182,7 +187,7 @@ pub async fn run(
 ) -> Result<RunOutcome> {
     let file_sha = import::file_sha256(&settings.file)?;
     let identity = import::run_identity(&file_sha, &settings.label);
-    let mut provider = open_provider(&settings.provider, notify).await?;
+    let mut provider = open_provider(&settings.provider, &settings.config, notify).await?;
     let _lock = RunLock::acquire(&settings.db)?;
     let mut store = Store::open(&settings.db)?;
 

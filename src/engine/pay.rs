@@ -32,6 +32,12 @@ pub fn answer_of(outcome: Option<&Outcome>) -> Answer {
         Some(Outcome::RateLimited { .. }) => Answer::RateLimited,
         Some(Outcome::NotSent { .. }) => Answer::NotSent,
         Some(Outcome::Ambiguous { .. }) => Answer::Ambiguous,
+        // Interim mapping (the state machine gains `processing`, echo
+        // mismatch and configuration stops of their own next): a not-final
+        // or mismatched answer is never paid and never failed; a
+        // configuration stop stops the run with the payout resumable.
+        Some(Outcome::NotFinal { .. } | Outcome::Mismatch { .. }) => Answer::Ambiguous,
+        Some(Outcome::Stop { .. }) => Answer::Unauthorized,
     }
 }
 

@@ -1,0 +1,418 @@
+//! Strict classification of one provider answer: a pure function of the
+//! call, the HTTP status, two headers, the body bytes and the profile. An
+//! execute counts as paid only when an explicit success or already-executed
+//! rule matches; an explicit failure rule gives a refusal; a not-final
+//! status gives `NotFinal`; everything else (unknown status, non-JSON,
+//! unreadable or oversized body, unknown 4xx) is `Ambiguous` — never paid,
+//! never failed. Redirects, wrong routes and methods stop the run.
+
+use super::outcome::{Outcome, StopKind};
+use super::profile::{Class, HttpRule, Profile};
+use serde_json::Value;
+use std::time::{Duration, SystemTime};
+
+/// When a 429 carries no usable `Retry-After`, wait this long.
+pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+/// Longest `Retry-After` payrun waits inside a run. Throttling windows are
+/// seconds to a minute; a longer ask means a blocked account or a
+/// maintenance window, better met by stopping (resumable) than by a run
+/// silently idle for hours.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+
+/// Which call was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallKind {
+    Initiate,
+    Execute,
+    Pay,
+}
+
+/// What was sent, for the echo check. `None` fields are not checked.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sent<'a> {
+    pub transaction_id: &'a str,
+    pub amount: Option<&'a str>,
+    pub currency: Option<&'a str>,
+    pub account: Option<&'a str>,
+}
+
+/// The body as read: complete, over the size cap, or broken mid-way.
+#[derive(Debug, Clone, Copy)]
+pub enum Body<'a> {
+    Complete(&'a [u8]),
+    TooLarge,
+    Unreadable(&'a str),
+}
+
+/// The parts of an answer classification looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct Answer<'a> {
+    pub http: u16,
+    pub retry_after: Option<&'a str>,
+    pub body: Body<'a>,
+    /// When the answer arrived, for an HTTP-date `Retry-After`.
+    pub received: SystemTime,
+}
+
+/// The fields the profile points at, as strings.
+#[derive(Debug, Default)]
+struct Reading {
+    status: Option<String>,
+    code: Option<String>,
+    message: String,
+    failure_code: Option<String>,
+    result: Option<String>,
+}
+
+/// What the body says, before HTTP and call are considered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Verdict {
+    Is(Class),
+    /// `result` is an error word and nothing more specific was said.
+    ResultError,
+    /// A status the profile does not know.
+    UnknownStatus(String),
+    /// Success and failure words at once.
+    Conflict,
+    Nothing,
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn at(json: &Value, ptr: &Option<String>) -> Option<String> {
+    ptr.as_deref()
+        .and_then(|p| json.pointer(p))
+        .and_then(scalar)
+        .filter(|s| !s.trim().is_empty())
+}
+
+fn read(json: &Value, p: &Profile) -> Reading {
+    Reading {
+        status: at(json, &p.status),
+        code: at(json, &p.code),
+        message: at(json, &p.message).unwrap_or_default(),
+        failure_code: at(json, &p.failure_code),
+        result: at(json, &p.result),
+    }
+}
+
+fn positive(c: Class) -> bool {
+    matches!(
+        c,
+        Class::Initiated | Class::Duplicate | Class::Executed | Class::AlreadyExecuted
+    )
+}
+
+/// The transaction status decides when present; the code when not; the
+/// envelope's result word last. A success word against a failure word is a
+/// conflict. An error result does not contradict a duplicate or
+/// already-executed code (providers send those as errors: 409).
+fn verdict(r: &Reading, p: &Profile) -> Verdict {
+    let by_code = r.code.as_deref().and_then(|c| p.class_of(c));
+    let result_error = r.result.as_deref().is_some_and(|w| p.is_result_error(w));
+    let main = match &r.status {
+        Some(s) => match p.class_of(s) {
+            Some(c) => c,
+            None => return Verdict::UnknownStatus(s.clone()),
+        },
+        None => match by_code {
+            Some(c) => c,
+            None if result_error => return Verdict::ResultError,
+            None => return Verdict::Nothing,
+        },
+    };
+    let failed = |c: Option<Class>| c == Some(Class::Failed);
+    let contradicted = (positive(main) && failed(by_code))
+        || (main == Class::Failed && by_code.is_some_and(positive))
+        || (matches!(main, Class::Executed | Class::Initiated) && result_error);
+    if contradicted {
+        return Verdict::Conflict;
+    }
+    Verdict::Is(main)
+}
+
+fn describe(http: u16, r: &Reading) -> String {
+    let mut s = format!("HTTP {http}");
+    for part in [&r.status, &r.code].into_iter().flatten() {
+        s.push(' ');
+        s.push_str(part);
+    }
+    if !r.message.is_empty() {
+        s.push_str(": ");
+        s.push_str(&r.message);
+    }
+    s
+}
+
+fn ambiguous(detail: String) -> Outcome {
+    Outcome::Ambiguous { detail }
+}
+
+/// `Retry-After` as delay-seconds or an HTTP-date (a past date is zero).
+pub fn parse_retry_after(v: &str, now: SystemTime) -> Option<Duration> {
+    let v = v.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        return Duration::try_from_secs_f64(secs).ok();
+    }
+    let when = httpdate::parse_http_date(v).ok()?;
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Classifies one answer that arrived.
+pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) -> Outcome {
+    let http = a.http;
+    if (300..400).contains(&http) {
+        return Outcome::Stop {
+            kind: StopKind::Redirect,
+            http,
+            detail: format!(
+                "HTTP {http}: the provider redirects; payrun never follows redirects. Fix base_url"
+            ),
+        };
+    }
+    if http == 429 {
+        let wait = a
+            .retry_after
+            .and_then(|v| parse_retry_after(v, a.received))
+            .unwrap_or(DEFAULT_RETRY_AFTER);
+        if wait > MAX_RETRY_AFTER {
+            return Outcome::Stop {
+                kind: StopKind::RetryAfterTooLong,
+                http,
+                detail: format!(
+                    "the provider asks to wait {}s (Retry-After), more than the {}s payrun waits within a run; run again later",
+                    wait.as_secs(),
+                    MAX_RETRY_AFTER.as_secs()
+                ),
+            };
+        }
+        return Outcome::RateLimited { retry_after: wait };
+    }
+    let json: Option<Value> = match a.body {
+        Body::Complete(b) => serde_json::from_slice(b).ok(),
+        _ => None,
+    };
+    let reading = json.as_ref().map(|j| read(j, p)).unwrap_or_default();
+    let rule = p.http.get(&http).copied().unwrap_or(match http {
+        200..=299 => HttpRule::Body,
+        401 | 403 => HttpRule::Unauthorized,
+        405 => HttpRule::Misconfigured,
+        408 | 425 | 500..=599 => HttpRule::Ambiguous,
+        400..=499 => HttpRule::Body,
+        _ => HttpRule::Ambiguous,
+    });
+    let Some(json) = json else {
+        let why = match a.body {
+            Body::Complete(_) => "a body that is not JSON".to_string(),
+            Body::TooLarge => "a body over the size cap".to_string(),
+            Body::Unreadable(e) => format!("an unreadable body ({e})"),
+        };
+        return match rule {
+            HttpRule::Unauthorized => Outcome::Unauthorized {
+                http,
+                message: format!("HTTP {http}"),
+            },
+            HttpRule::Misconfigured => misconfigured(http, call),
+            _ if http == 404 && !p.http.contains_key(&404) => no_route(http, call),
+            HttpRule::Refused => refused(http, &reading, false),
+            _ => ambiguous(format!("HTTP {http} with {why}")),
+        };
+    };
+    let v = verdict(&reading, p);
+    match rule {
+        HttpRule::Unauthorized => {
+            return Outcome::Unauthorized {
+                http,
+                message: if reading.message.is_empty() {
+                    format!("HTTP {http}")
+                } else {
+                    reading.message
+                },
+            };
+        }
+        HttpRule::Misconfigured => return misconfigured(http, call),
+        HttpRule::Ambiguous => return ambiguous(describe(http, &reading)),
+        HttpRule::Refused if !matches!(v, Verdict::Is(c) if c != Class::Failed) => {
+            return refused(http, &reading, v == Verdict::Is(Class::Failed));
+        }
+        _ => {}
+    }
+    // A 404 is about the payout only when the body says "no such
+    // transaction"; any other 404 means the URL is wrong.
+    if http == 404 && !p.http.contains_key(&404) && v != Verdict::Is(Class::NotFound) {
+        return no_route(http, call);
+    }
+    let out = match (call, v) {
+        (_, Verdict::Is(Class::Failed)) => refused(http, &reading, true),
+        (_, Verdict::ResultError) => refused(http, &reading, false),
+        (CallKind::Execute, Verdict::Is(Class::NotFound)) => refused(http, &reading, false),
+        (CallKind::Pay, _) if (200..300).contains(&http) => accepted(&reading, &json),
+        (
+            CallKind::Initiate,
+            Verdict::Is(
+                Class::Initiated
+                | Class::Duplicate
+                | Class::Executed
+                | Class::AlreadyExecuted
+                | Class::Pending,
+            ),
+        ) => accepted(&reading, &json),
+        (CallKind::Execute, Verdict::Is(Class::Executed | Class::AlreadyExecuted)) => {
+            accepted(&reading, &json)
+        }
+        (CallKind::Execute, Verdict::Is(Class::Pending)) => Outcome::NotFinal {
+            code: reading.code.clone().unwrap_or_default(),
+            message: reading.message.clone(),
+            status: reading
+                .status
+                .clone()
+                .or(reading.code.clone())
+                .unwrap_or_default(),
+        },
+        (CallKind::Execute, Verdict::Is(Class::Duplicate)) => ambiguous(format!(
+            "{}: a duplicate acknowledgement says nothing about payment",
+            describe(http, &reading)
+        )),
+        (_, Verdict::Conflict) => ambiguous(format!(
+            "{}: success and failure at once",
+            describe(http, &reading)
+        )),
+        (_, Verdict::UnknownStatus(s)) => ambiguous(format!(
+            "{}: status {s:?} matches no rule of the provider profile",
+            describe(http, &reading)
+        )),
+        _ => ambiguous(format!(
+            "{}: the answer matches no rule of the provider profile",
+            describe(http, &reading)
+        )),
+    };
+    match out {
+        Outcome::Accepted { .. } => echo_check(call, sent, &json, p).unwrap_or(out),
+        other => other,
+    }
+}
+
+fn accepted(r: &Reading, json: &Value) -> Outcome {
+    Outcome::Accepted {
+        code: r
+            .code
+            .clone()
+            .or(r.status.clone())
+            .unwrap_or_else(|| "OK".into()),
+        message: r.message.clone(),
+        status: r.status.clone(),
+        data: json.get("data").cloned(),
+    }
+}
+
+fn refused(http: u16, r: &Reading, transaction_failed: bool) -> Outcome {
+    let code = r
+        .failure_code
+        .clone()
+        .filter(|_| transaction_failed)
+        .or(r.code.clone())
+        .or(r.status.clone())
+        .unwrap_or_else(|| format!("HTTP_{http}"));
+    Outcome::Refused {
+        http,
+        code,
+        message: r.message.clone(),
+        transaction_failed,
+    }
+}
+
+fn path_of(call: CallKind) -> &'static str {
+    match call {
+        CallKind::Initiate => "/initiates",
+        CallKind::Execute => "/executes",
+        CallKind::Pay => "/pay",
+    }
+}
+
+fn no_route(http: u16, call: CallKind) -> Outcome {
+    Outcome::Stop {
+        kind: StopKind::NoSuchRoute,
+        http,
+        detail: format!(
+            "HTTP {http} on {}: no such route at the provider; check base_url",
+            path_of(call)
+        ),
+    }
+}
+
+fn misconfigured(http: u16, call: CallKind) -> Outcome {
+    Outcome::Stop {
+        kind: StopKind::Misconfigured,
+        http,
+        detail: format!(
+            "HTTP {http} on {}: the provider does not accept this call as configured; check base_url and the provider profile",
+            path_of(call)
+        ),
+    }
+}
+
+/// One echoed field: its name, the value sent, its pointer, equality.
+type EchoCheck<'s, 'p> = (
+    &'static str,
+    Option<&'s str>,
+    &'p Option<String>,
+    fn(&str, &str) -> bool,
+);
+
+/// Equal as decimals (`"1500"`, `1500`, `"1500.00"`), else as text.
+fn same_amount(sent: &str, got: &str) -> bool {
+    use rust_decimal::Decimal;
+    match (
+        sent.trim().parse::<Decimal>(),
+        got.trim().parse::<Decimal>(),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => sent.trim() == got.trim(),
+    }
+}
+
+/// A `Mismatch` when an echoed field differs from what was sent. Fields
+/// the answer does not carry are not checked.
+fn echo_check(call: CallKind, sent: &Sent<'_>, json: &Value, p: &Profile) -> Option<Outcome> {
+    let got = |ptr: &Option<String>| ptr.as_deref().and_then(|q| json.pointer(q));
+    let shown = |v: &Value| scalar(v).unwrap_or_else(|| v.to_string());
+    let mut checks: Vec<EchoCheck<'_, '_>> = vec![(
+        "transactionId",
+        Some(sent.transaction_id),
+        &p.echo_transaction_id,
+        |a, b| a == b,
+    )];
+    if call != CallKind::Execute {
+        checks.push(("amount", sent.amount, &p.echo_amount, same_amount));
+        checks.push(("currency", sent.currency, &p.echo_currency, |a, b| {
+            a.trim().eq_ignore_ascii_case(b.trim())
+        }));
+        checks.push(("account", sent.account, &p.echo_account, |a, b| {
+            a.trim() == b.trim()
+        }));
+    }
+    for (field, want, ptr, same) in checks {
+        let (Some(want), Some(v)) = (want, got(ptr)) else {
+            continue;
+        };
+        if v.is_null() {
+            continue;
+        }
+        let text = shown(v);
+        if scalar(v).is_none() || !same(want, &text) {
+            return Some(Outcome::Mismatch {
+                field,
+                sent: want.to_string(),
+                got: text,
+            });
+        }
+    }
+    None
+}

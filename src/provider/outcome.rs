@@ -1,0 +1,289 @@
+//! How one provider call ended ([`Outcome`]), and the scrubbing every
+//! provider-supplied string goes through before it can reach a log, the
+//! database or a report: the API key (and any `Bearer` token) redacted,
+//! control characters dropped, length capped.
+
+use secrecy::{ExposeSecret, SecretString};
+use std::time::Duration;
+
+/// Longest provider message kept. Enough for any real error sentence; an
+/// HTML error page or a stack trace echoed back is cut so it cannot bloat
+/// the database or the report.
+pub const MAX_MESSAGE_CHARS: usize = 500;
+
+/// Why the run must stop, resumable, because of how the provider is set up
+/// rather than because of one payout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopKind {
+    /// A 3xx: `base_url` is wrong (redirects are never followed).
+    Redirect,
+    /// A 404 not recognised as "no such transaction": wrong path.
+    NoSuchRoute,
+    /// A 405, or a status the profile maps to `misconfigured`.
+    Misconfigured,
+    /// `Retry-After` beyond [`super::MAX_RETRY_AFTER`].
+    RetryAfterTooLong,
+}
+
+/// How one provider call ended, classified for the state machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// An explicit success rule matched: initiated (or a duplicate of an
+    /// accepted initiation) for `/initiates`; executed or already executed
+    /// for `/executes`; a readable non-failed answer for `/pay`.
+    Accepted {
+        code: String,
+        message: String,
+        /// The transaction status when present (`INITIATED`, `SUCCESS`...).
+        status: Option<String>,
+        data: Option<serde_json::Value>,
+    },
+    /// An explicit failure rule matched.
+    Refused {
+        http: u16,
+        code: String,
+        message: String,
+        /// The provider reported the transaction itself as failed (a
+        /// definitive record), not merely an error of this call.
+        transaction_failed: bool,
+    },
+    /// The transaction exists and is not final (pending, processing...):
+    /// money may move later. The engine records it as not final (today:
+    /// `unknown`).
+    NotFinal {
+        code: String,
+        message: String,
+        status: String,
+    },
+    /// The answer echoed a transaction id, amount, currency or account
+    /// different from what was sent: it may belong to another request.
+    /// The engine records the payout `unknown` and never executes it.
+    Mismatch {
+        field: &'static str,
+        sent: String,
+        got: String,
+    },
+    /// The key was refused (401/403): the whole run must stop.
+    Unauthorized { http: u16, message: String },
+    /// A configuration problem: the run must stop, resumable.
+    Stop {
+        kind: StopKind,
+        http: u16,
+        detail: String,
+    },
+    /// 429: wait, then retry.
+    RateLimited { retry_after: Duration },
+    /// The request never left (connect error, DNS, refused): safe to retry.
+    NotSent { detail: String },
+    /// The request may have been carried out, or the answer matched no
+    /// rule: 5xx, timeout after send, unreadable or unknown answer.
+    Ambiguous { detail: String },
+}
+
+impl Outcome {
+    /// The provider code (or a description of the class) for the report.
+    pub fn code(&self) -> &str {
+        match self {
+            Outcome::Accepted { code, .. }
+            | Outcome::Refused { code, .. }
+            | Outcome::NotFinal { code, .. } => code,
+            Outcome::Mismatch { .. } => "ECHO_MISMATCH",
+            Outcome::Unauthorized { .. } => "UNAUTHORIZED",
+            Outcome::Stop { kind, .. } => match kind {
+                StopKind::Redirect => "REDIRECT",
+                StopKind::NoSuchRoute => "NO_SUCH_ROUTE",
+                StopKind::Misconfigured => "MISCONFIGURED",
+                StopKind::RetryAfterTooLong => "RETRY_AFTER_TOO_LONG",
+            },
+            Outcome::RateLimited { .. } => "RATE_LIMITED",
+            Outcome::NotSent { .. } => "NOT_SENT",
+            Outcome::Ambiguous { .. } => "AMBIGUOUS",
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            Outcome::Accepted { message, .. }
+            | Outcome::Refused { message, .. }
+            | Outcome::NotFinal { message, .. }
+            | Outcome::Unauthorized { message, .. } => message.clone(),
+            Outcome::Mismatch { field, sent, got } => format!(
+                "the answer does not belong to this request: {field} sent {sent:?}, answered {got:?}"
+            ),
+            Outcome::RateLimited { .. } => "rate limited".into(),
+            Outcome::Stop { detail, .. }
+            | Outcome::NotSent { detail }
+            | Outcome::Ambiguous { detail } => detail.clone(),
+        }
+    }
+
+    /// Every string scrubbed with `s` (JSON data: strings redacted, not cut).
+    pub fn scrubbed(self, s: &Scrubber) -> Outcome {
+        let c = |t: String| s.clean(&t);
+        match self {
+            Outcome::Accepted {
+                code,
+                message,
+                status,
+                data,
+            } => Outcome::Accepted {
+                code: c(code),
+                message: c(message),
+                status: status.map(c),
+                data: data.map(|d| s.redact_json(d)),
+            },
+            Outcome::Refused {
+                http,
+                code,
+                message,
+                transaction_failed,
+            } => Outcome::Refused {
+                http,
+                code: c(code),
+                message: c(message),
+                transaction_failed,
+            },
+            Outcome::NotFinal {
+                code,
+                message,
+                status,
+            } => Outcome::NotFinal {
+                code: c(code),
+                message: c(message),
+                status: c(status),
+            },
+            Outcome::Mismatch { field, sent, got } => Outcome::Mismatch {
+                field,
+                sent: c(sent),
+                got: c(got),
+            },
+            Outcome::Unauthorized { http, message } => Outcome::Unauthorized {
+                http,
+                message: c(message),
+            },
+            Outcome::Stop { kind, http, detail } => Outcome::Stop {
+                kind,
+                http,
+                detail: c(detail),
+            },
+            Outcome::NotSent { detail } => Outcome::NotSent { detail: c(detail) },
+            Outcome::Ambiguous { detail } => Outcome::Ambiguous { detail: c(detail) },
+            o @ Outcome::RateLimited { .. } => o,
+        }
+    }
+}
+
+/// Cleans provider-supplied text. Holds the key only to find it.
+#[derive(Clone)]
+pub struct Scrubber {
+    key: SecretString,
+}
+
+impl std::fmt::Debug for Scrubber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Scrubber(<redacted>)")
+    }
+}
+
+const REDACTED: &str = "<redacted>";
+
+impl Scrubber {
+    pub fn new(key: &SecretString) -> Scrubber {
+        Scrubber { key: key.clone() }
+    }
+
+    /// Key and bearer tokens redacted (no length cap).
+    fn redact(&self, text: &str) -> String {
+        let key = self.key.expose_secret();
+        let mut out = if key.is_empty() {
+            text.to_string()
+        } else {
+            text.replace(key, REDACTED)
+        };
+        // Any bearer token, even one that is not our key (a provider may
+        // echo a derived or rotated token).
+        let mut from = 0;
+        while let Some(at) = out[from..].to_ascii_lowercase().find("bearer ") {
+            let start = from + at + "bearer ".len();
+            let end = out[start..]
+                .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',')
+                .map_or(out.len(), |i| start + i);
+            out.replace_range(start..end, REDACTED);
+            from = start + REDACTED.len();
+        }
+        out
+    }
+
+    /// Redacted, control characters replaced, capped at
+    /// [`MAX_MESSAGE_CHARS`] characters.
+    pub fn clean(&self, text: &str) -> String {
+        let red = self.redact(text);
+        let mut out: String = red
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .take(MAX_MESSAGE_CHARS)
+            .collect();
+        if red.chars().count() > MAX_MESSAGE_CHARS {
+            out.push('…');
+        }
+        out
+    }
+
+    fn redact_json(&self, v: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::String(s) => Value::String(self.redact(&s)),
+            Value::Array(a) => Value::Array(a.into_iter().map(|x| self.redact_json(x)).collect()),
+            Value::Object(m) => Value::Object(
+                m.into_iter()
+                    .map(|(k, x)| (k, self.redact_json(x)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s() -> Scrubber {
+        Scrubber::new(&SecretString::from("sk_live_abc123"))
+    }
+
+    #[test]
+    fn key_and_bearer_tokens_are_redacted() {
+        let t = s().clean("bad header Authorization: Bearer sk_live_abc123, key sk_live_abc123");
+        assert!(!t.contains("sk_live_abc123"), "{t}");
+        assert!(t.contains("Bearer <redacted>"), "{t}");
+        let t = s().clean("{\"auth\":\"bearer other_token\"} and BEARER x2");
+        assert!(!t.contains("other_token") && !t.contains("x2"), "{t}");
+    }
+
+    #[test]
+    fn messages_are_capped_and_control_free() {
+        let long = "é".repeat(MAX_MESSAGE_CHARS + 50);
+        let t = s().clean(&long);
+        assert_eq!(t.chars().count(), MAX_MESSAGE_CHARS + 1);
+        assert_eq!(s().clean("a\nb\u{1b}c"), "a b c");
+    }
+
+    #[test]
+    fn outcome_is_scrubbed_everywhere() {
+        let o = Outcome::Unauthorized {
+            http: 401,
+            message: "got Authorization: Bearer sk_live_abc123".into(),
+        }
+        .scrubbed(&s());
+        assert!(!o.message().contains("sk_live_abc123"));
+        let o = Outcome::Accepted {
+            code: "OK".into(),
+            message: String::new(),
+            status: None,
+            data: Some(serde_json::json!({"echo":["sk_live_abc123"]})),
+        }
+        .scrubbed(&s());
+        assert!(!format!("{o:?}").contains("sk_live_abc123"));
+    }
+}

@@ -1,0 +1,518 @@
+//! The provider profile: where a provider's answers keep their status, code,
+//! message and echoed fields (JSON pointers), which words mean initiated,
+//! duplicate, executed, already executed, failed or not final, and how HTTP
+//! statuses map. Rules are data, not code, so fitting payrun to a new
+//! provider is a `[provider]` table in `payrun.toml` (format and examples in
+//! `docs/provider.md`). The built-in default is the sandbox's contract.
+//!
+//! A profile is parsed (`ProfileSpec`, every key optional, unknown keys
+//! refused) and then validated into a [`Profile`]; an impossible profile
+//! (a word in two lists, no success rule, a bad pointer) is refused with an
+//! error naming the key and the fix.
+
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// The `[provider]` table as written. Every key is optional; an absent key
+/// takes the sandbox default, a present list replaces the default list.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSpec {
+    /// Pointer to the transaction's status (`/data/status`).
+    pub status: Option<String>,
+    /// Pointer to the answer's code (`/code`).
+    pub code: Option<String>,
+    /// Pointer to the human message (`/message`).
+    pub message: Option<String>,
+    /// Pointer to the reason of a failed transaction (`/data/failureCode`).
+    pub failure_code: Option<String>,
+    /// Pointer to the envelope's result word (`/status`: success / error).
+    pub result: Option<String>,
+    pub echo_transaction_id: Option<String>,
+    pub echo_amount: Option<String>,
+    pub echo_currency: Option<String>,
+    pub echo_account: Option<String>,
+    pub initiated: Option<Vec<String>>,
+    pub duplicate: Option<Vec<String>>,
+    pub executed: Option<Vec<String>>,
+    pub already_executed: Option<Vec<String>>,
+    pub failed: Option<Vec<String>>,
+    pub pending: Option<Vec<String>>,
+    /// Codes of a per-payout "no such transaction" answer (a 404 carrying
+    /// one of them is about the payout; any other 404 is a wrong URL).
+    pub not_found: Option<Vec<String>>,
+    /// Values of `result` that mean the call failed.
+    pub result_error: Option<Vec<String>>,
+    /// HTTP status (as a string key) to rule, overriding the defaults.
+    #[serde(default)]
+    pub http: BTreeMap<String, HttpRule>,
+    pub status_call: Option<StatusCallSpec>,
+}
+
+/// How an HTTP status is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HttpRule {
+    /// Classify by the body's status and code (default for 2xx and 4xx).
+    Body,
+    /// A refusal of this call, unless the body says executed, already
+    /// executed, duplicate or pending.
+    Refused,
+    /// The call may or may not have been carried out (default 408, 5xx).
+    Ambiguous,
+    /// The key was refused: stop the run (default 401, 403).
+    Unauthorized,
+    /// A configuration error (wrong URL, method): stop the run (default 405).
+    Misconfigured,
+}
+
+/// `[provider.status_call]`: how to ask for one transaction's status.
+/// Parsed and validated now; used by a later reconciliation step.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct StatusCallSpec {
+    pub method: String,
+    /// Path under `base_url` with `{transactionId}` where the id goes.
+    pub path: String,
+    /// Pointer to the transaction status in the answer.
+    pub status: String,
+}
+
+/// What one word (a status or code value) means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Initiated,
+    Duplicate,
+    Executed,
+    AlreadyExecuted,
+    Failed,
+    Pending,
+    NotFound,
+}
+
+/// A validated status call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusCall {
+    pub method: String,
+    pub path: String,
+    pub status: String,
+}
+
+/// A validated profile. Build with [`Profile::sandbox`] or
+/// [`Profile::from_spec`]; fields are read by the classifier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    pub(crate) status: Option<String>,
+    pub(crate) code: Option<String>,
+    pub(crate) message: Option<String>,
+    pub(crate) failure_code: Option<String>,
+    pub(crate) result: Option<String>,
+    pub(crate) echo_transaction_id: Option<String>,
+    pub(crate) echo_amount: Option<String>,
+    pub(crate) echo_currency: Option<String>,
+    pub(crate) echo_account: Option<String>,
+    /// Upper-cased word to its meaning; each word has one meaning.
+    pub(crate) words: HashMap<String, Class>,
+    /// Upper-cased `result_error` values.
+    pub(crate) result_error: Vec<String>,
+    pub(crate) http: BTreeMap<u16, HttpRule>,
+    pub status_call: Option<StatusCall>,
+}
+
+/// Why a profile was refused. Each message names the key and the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    #[error(
+        "provider profile: `{key}` = {value:?} is not a JSON pointer; write it as \"/field/sub\" (or \"\" to disable it)"
+    )]
+    BadPointer { key: &'static str, value: String },
+    #[error(
+        "provider profile: {word:?} is listed in both `{first}` and `{second}`; a word must have one meaning, remove it from one list"
+    )]
+    Conflict {
+        word: String,
+        first: &'static str,
+        second: &'static str,
+    },
+    #[error(
+        "provider profile: `{key}` cannot be empty: {why}; list the word(s) your provider uses"
+    )]
+    EmptyRule {
+        key: &'static str,
+        why: &'static str,
+    },
+    #[error("provider profile: `{key}` has an empty word; remove it")]
+    EmptyWord { key: &'static str },
+    #[error(
+        "provider profile: `http.{key}` is not usable: {why} (keys are HTTP statuses such as \"404\")"
+    )]
+    BadHttp { key: String, why: &'static str },
+    #[error("provider profile: `status_call`: {0}")]
+    BadStatusCall(String),
+}
+
+/// The sandbox's words. Pending and failed also carry the words common
+/// providers use (Paystack `pending`/`received`/`otp`, `REJECTED`...), so
+/// that an unknown provider under the default profile is at worst
+/// `unknown`, never wrongly `executed`.
+mod default {
+    pub const INITIATED: &[&str] = &["INITIATED"];
+    pub const DUPLICATE: &[&str] = &["DUPLICATE_IGNORED"];
+    pub const EXECUTED: &[&str] = &["SUCCESS"];
+    pub const ALREADY_EXECUTED: &[&str] = &["ALREADY_EXECUTED"];
+    pub const FAILED: &[&str] = &["FAILED", "REJECTED", "DECLINED", "CANCELLED"];
+    pub const PENDING: &[&str] = &[
+        "PENDING",
+        "PROCESSING",
+        "QUEUED",
+        "RECEIVED",
+        "OTP",
+        "SUBMITTED",
+        "IN_PROGRESS",
+    ];
+    pub const NOT_FOUND: &[&str] = &["TRANSACTION_NOT_FOUND"];
+    pub const RESULT_ERROR: &[&str] = &["error"];
+}
+
+fn list_of(list: &Option<Vec<String>>, default: &[&str]) -> Vec<String> {
+    match list {
+        Some(l) => l.clone(),
+        None => default.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// `Some(pointer)`, `None` for `""` (disabled), or an error.
+fn pointer(
+    key: &'static str,
+    value: &Option<String>,
+    default: &str,
+) -> Result<Option<String>, ProfileError> {
+    let v = value.as_deref().unwrap_or(default);
+    if v.is_empty() {
+        return Ok(None);
+    }
+    check_pointer(key, v)?;
+    Ok(Some(v.to_string()))
+}
+
+/// RFC 6901: empty, or `/` segments where `~` is followed by 0 or 1.
+fn check_pointer(key: &'static str, v: &str) -> Result<(), ProfileError> {
+    let bad = || ProfileError::BadPointer {
+        key,
+        value: v.to_string(),
+    };
+    if !v.starts_with('/') {
+        return Err(bad());
+    }
+    let mut chars = v.chars();
+    while let Some(c) = chars.next() {
+        if c == '~' && !matches!(chars.next(), Some('0' | '1')) {
+            return Err(bad());
+        }
+    }
+    Ok(())
+}
+
+impl Profile {
+    /// The built-in profile: the sandbox's envelope
+    /// `{"status","code","message","data":{...}}`.
+    pub fn sandbox() -> Profile {
+        Profile::from_spec(&ProfileSpec::default()).expect("the default profile is valid")
+    }
+
+    /// Validates a written profile.
+    pub fn from_spec(spec: &ProfileSpec) -> Result<Profile, ProfileError> {
+        let lists: [(&'static str, Vec<String>, Class); 7] = [
+            (
+                "initiated",
+                list_of(&spec.initiated, default::INITIATED),
+                Class::Initiated,
+            ),
+            (
+                "duplicate",
+                list_of(&spec.duplicate, default::DUPLICATE),
+                Class::Duplicate,
+            ),
+            (
+                "executed",
+                list_of(&spec.executed, default::EXECUTED),
+                Class::Executed,
+            ),
+            (
+                "already_executed",
+                list_of(&spec.already_executed, default::ALREADY_EXECUTED),
+                Class::AlreadyExecuted,
+            ),
+            (
+                "failed",
+                list_of(&spec.failed, default::FAILED),
+                Class::Failed,
+            ),
+            (
+                "pending",
+                list_of(&spec.pending, default::PENDING),
+                Class::Pending,
+            ),
+            (
+                "not_found",
+                list_of(&spec.not_found, default::NOT_FOUND),
+                Class::NotFound,
+            ),
+        ];
+        if lists[2].1.is_empty() && lists[3].1.is_empty() {
+            return Err(ProfileError::EmptyRule {
+                key: "executed",
+                why: "with `executed` and `already_executed` both empty no answer could ever count as paid",
+            });
+        }
+        if lists[0].1.is_empty() && lists[1].1.is_empty() {
+            return Err(ProfileError::EmptyRule {
+                key: "initiated",
+                why: "with `initiated` and `duplicate` both empty no initiation could ever succeed",
+            });
+        }
+        let mut words: HashMap<String, Class> = HashMap::new();
+        let mut owner: HashMap<String, &'static str> = HashMap::new();
+        for (key, list, class) in &lists {
+            for w in list {
+                let up = w.trim().to_uppercase();
+                if up.is_empty() {
+                    return Err(ProfileError::EmptyWord { key });
+                }
+                if let Some(first) = owner.get(&up)
+                    && first != key
+                {
+                    return Err(ProfileError::Conflict {
+                        word: w.clone(),
+                        first,
+                        second: key,
+                    });
+                }
+                owner.insert(up.clone(), key);
+                words.insert(up, *class);
+            }
+        }
+        let result_error: Vec<String> = list_of(&spec.result_error, default::RESULT_ERROR)
+            .into_iter()
+            .map(|w| w.trim().to_uppercase())
+            .collect();
+        for w in &result_error {
+            if w.is_empty() {
+                return Err(ProfileError::EmptyWord {
+                    key: "result_error",
+                });
+            }
+            if let Some(first) = owner.get(w)
+                && *first != "failed"
+                && *first != "not_found"
+            {
+                return Err(ProfileError::Conflict {
+                    word: w.clone(),
+                    first,
+                    second: "result_error",
+                });
+            }
+        }
+        let mut http = BTreeMap::new();
+        for (key, rule) in &spec.http {
+            let code: u16 = key.trim().parse().map_err(|_| ProfileError::BadHttp {
+                key: key.clone(),
+                why: "not a number",
+            })?;
+            let why = match code {
+                200..=299 | 400..=428 | 430..=599 => None,
+                300..=399 => Some("redirects are never followed and always stop the run"),
+                429 => Some("429 always means: slow down and retry"),
+                _ => Some("not an HTTP status payrun can receive"),
+            };
+            if let Some(why) = why {
+                return Err(ProfileError::BadHttp {
+                    key: key.clone(),
+                    why,
+                });
+            }
+            http.insert(code, *rule);
+        }
+        let status_call = spec.status_call.as_ref().map(status_call).transpose()?;
+        Ok(Profile {
+            status: pointer("status", &spec.status, "/data/status")?,
+            code: pointer("code", &spec.code, "/code")?,
+            message: pointer("message", &spec.message, "/message")?,
+            failure_code: pointer("failure_code", &spec.failure_code, "/data/failureCode")?,
+            result: pointer("result", &spec.result, "/status")?,
+            echo_transaction_id: pointer(
+                "echo_transaction_id",
+                &spec.echo_transaction_id,
+                "/data/transactionId",
+            )?,
+            echo_amount: pointer("echo_amount", &spec.echo_amount, "/data/amount")?,
+            echo_currency: pointer("echo_currency", &spec.echo_currency, "/data/currency")?,
+            echo_account: pointer("echo_account", &spec.echo_account, "/data/accountId")?,
+            words,
+            result_error,
+            http,
+            status_call,
+        })
+    }
+
+    /// Reads a profile file: the same keys as `[provider]`, at top level.
+    pub fn from_file(path: &Path) -> anyhow::Result<Profile> {
+        use anyhow::Context;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the provider profile {}", path.display()))?;
+        let spec: ProfileSpec = toml::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("invalid provider profile {}: {e}", path.display()))?;
+        Profile::from_spec(&spec)
+            .with_context(|| format!("invalid provider profile {}", path.display()))
+    }
+
+    /// The profile a configuration asks for: `provider_profile = "file"`,
+    /// else the `[provider]` table, else the sandbox default. Both at once
+    /// is refused (which one wins would be a guess).
+    pub fn from_config(cfg: &crate::config::Config) -> anyhow::Result<Profile> {
+        match (&cfg.provider_profile, &cfg.provider) {
+            (Some(_), Some(_)) => anyhow::bail!(
+                "the config has both `provider_profile` and a `[provider]` table; keep one"
+            ),
+            (Some(path), None) => Profile::from_file(path),
+            (None, Some(spec)) => Ok(Profile::from_spec(spec)?),
+            (None, None) => Ok(Profile::sandbox()),
+        }
+    }
+
+    /// The meaning of a status or code value, case-insensitively.
+    pub fn class_of(&self, word: &str) -> Option<Class> {
+        self.words.get(&word.trim().to_uppercase()).copied()
+    }
+
+    pub(crate) fn is_result_error(&self, word: &str) -> bool {
+        let up = word.trim().to_uppercase();
+        self.result_error.contains(&up)
+    }
+}
+
+fn status_call(s: &StatusCallSpec) -> Result<StatusCall, ProfileError> {
+    let method = s.method.trim().to_uppercase();
+    if method != "GET" && method != "POST" {
+        return Err(ProfileError::BadStatusCall(format!(
+            "method {:?} must be GET or POST",
+            s.method
+        )));
+    }
+    if !s.path.starts_with('/') || !s.path.contains("{transactionId}") {
+        return Err(ProfileError::BadStatusCall(format!(
+            "path {:?} must start with / and contain {{transactionId}}",
+            s.path
+        )));
+    }
+    check_pointer("status_call.status", &s.status)?;
+    Ok(StatusCall {
+        method,
+        path: s.path.clone(),
+        status: s.status.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(toml_text: &str) -> Result<Profile, String> {
+        let s: ProfileSpec = toml::from_str(toml_text).map_err(|e| e.to_string())?;
+        Profile::from_spec(&s).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn default_profile_is_the_sandbox_contract() {
+        let p = Profile::sandbox();
+        assert_eq!(p.status.as_deref(), Some("/data/status"));
+        assert_eq!(p.code.as_deref(), Some("/code"));
+        assert_eq!(p.class_of("success"), Some(Class::Executed));
+        assert_eq!(p.class_of("Already_Executed"), Some(Class::AlreadyExecuted));
+        assert_eq!(p.class_of("duplicate_ignored"), Some(Class::Duplicate));
+        assert_eq!(p.class_of("pending"), Some(Class::Pending));
+        assert_eq!(p.class_of("INSUFFICIENT_BALANCE"), None);
+        assert!(p.is_result_error("ERROR"));
+    }
+
+    #[test]
+    fn unknown_key_is_refused() {
+        let e = spec("stauts = \"/s\"").unwrap_err();
+        assert!(e.contains("stauts"), "{e}");
+    }
+
+    #[test]
+    fn same_word_success_and_failure_is_refused() {
+        let e = spec("executed = [\"OK\"]\nfailed = [\"ok\"]").unwrap_err();
+        assert!(e.contains("both `executed` and `failed`"), "{e}");
+        let e = spec("executed = [\"SUCCESS\", \"error\"]").unwrap_err();
+        assert!(e.contains("result_error"), "{e}");
+    }
+
+    #[test]
+    fn empty_success_rule_is_refused() {
+        let e = spec("executed = []\nalready_executed = []").unwrap_err();
+        assert!(e.contains("could ever count as paid"), "{e}");
+        let e = spec("initiated = []\nduplicate = []").unwrap_err();
+        assert!(e.contains("`initiated`"), "{e}");
+        assert!(spec("executed = [\"  \"]").is_err());
+    }
+
+    #[test]
+    fn bad_pointer_is_refused() {
+        for bad in ["data.status", "/a~2b", "/a~"] {
+            let e = spec(&format!("status = {bad:?}")).unwrap_err();
+            assert!(e.contains("not a JSON pointer"), "{bad}: {e}");
+        }
+        assert!(spec("status = \"/a~1b/c~0\"").is_ok());
+        assert_eq!(spec("result = \"\"").unwrap().result, None);
+    }
+
+    #[test]
+    fn http_rules_and_status_call() {
+        let p = spec("[http]\n\"400\" = \"refused\"\n\"409\" = \"body\"").unwrap();
+        assert_eq!(p.http.get(&400), Some(&HttpRule::Refused));
+        assert!(
+            spec("[http]\n\"302\" = \"body\"")
+                .unwrap_err()
+                .contains("redirects")
+        );
+        assert!(spec("[http]\n\"abc\" = \"body\"").is_err());
+        assert!(spec("[http]\n\"400\" = \"paid\"").is_err());
+        let p = spec(
+            "[status_call]\nmethod = \"get\"\npath = \"/tx/{transactionId}\"\nstatus = \"/status\"",
+        )
+        .unwrap();
+        assert_eq!(p.status_call.unwrap().method, "GET");
+        assert!(spec("[status_call]\nmethod = \"GET\"\npath = \"/tx\"\nstatus = \"/s\"").is_err());
+    }
+
+    #[test]
+    fn config_names_a_profile_file_or_holds_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.toml");
+        std::fs::write(&file, "status = \"/status\"\n").unwrap();
+        let cfg = crate::config::Config::parse(&format!(
+            "provider_profile = {:?}\n",
+            file.display().to_string()
+        ))
+        .unwrap();
+        assert_eq!(
+            Profile::from_config(&cfg).unwrap().status.as_deref(),
+            Some("/status")
+        );
+        let cfg = crate::config::Config::parse("[provider]\nfailed = [\"KO\"]\n").unwrap();
+        assert_eq!(
+            Profile::from_config(&cfg).unwrap().class_of("ko"),
+            Some(Class::Failed)
+        );
+        let both = crate::config::Config::parse(&format!(
+            "provider_profile = {:?}\n[provider]\nfailed = [\"KO\"]\n",
+            file.display().to_string()
+        ))
+        .unwrap();
+        assert!(Profile::from_config(&both).is_err());
+        assert!(crate::config::Config::parse("[provider]\nfaild = []\n").is_err());
+    }
+}
