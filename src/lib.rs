@@ -7,6 +7,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod input;
+pub mod limiter;
 pub mod payout;
 pub mod provider;
 pub mod report;

@@ -1,0 +1,4 @@
+//! Rate limiting of provider calls.
+pub mod aimd;
+#[cfg(test)]
+mod sim;
