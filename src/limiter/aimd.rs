@@ -243,7 +243,7 @@ impl Controller {
         let pause = retry_after.min(self.settings.max_retry_after);
         let until = now + pause;
         self.paused_until = Some(self.paused_until.map_or(until, |u| u.max(until)));
-        let new_event = self.last_decrease.is_none_or(|d| sent_at >= d);
+        let new_event = self.last_decrease.is_none_or(|d| sent_at > d);
         if new_event {
             self.events += 1;
             let repeat = self
@@ -325,5 +325,158 @@ impl Controller {
     fn start_epoch(&mut self, now: Instant) {
         self.epoch_start = self.epoch_start.max(now);
         self.sent_in_epoch = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn auto(now: Instant) -> Controller {
+        Controller::new(Settings::new(RateMode::Auto { ceiling: None }, 256), now)
+    }
+
+    /// Sends at the pace for `secs`, each call answered clean after `lat`.
+    fn clean_for(c: &mut Controller, t: &mut Instant, secs: u64, lat: Duration) {
+        let end = *t + Duration::from_secs(secs);
+        let mut flight = std::collections::VecDeque::new();
+        while *t < end {
+            while flight.front().is_some_and(|s: &Instant| *s + lat <= *t) {
+                let sent = flight.pop_front().unwrap();
+                c.on_answer(lat);
+                c.on_success(sent, sent + lat);
+            }
+            match c.try_send(*t) {
+                Ok(()) => flight.push_back(*t),
+                Err(at) => *t = at.min(flight.front().map_or(at, |s| *s + lat)).max(*t + MS),
+            }
+        }
+    }
+
+    #[test]
+    fn rate_increases_while_answers_are_clean() {
+        let mut t = Instant::now();
+        let mut c = auto(t);
+        assert_eq!(c.rate(), AUTO_START_RATE);
+        clean_for(&mut c, &mut t, 3, 50 * MS);
+        assert!(c.rate() > 4.0 * AUTO_START_RATE, "rate {} after 3 clean seconds", c.rate());
+        assert_eq!(c.congestion_events(), 0);
+    }
+
+    #[test]
+    fn rate_stops_at_the_ceiling() {
+        let mut t = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Auto { ceiling: Some(30) }, 64), t);
+        clean_for(&mut c, &mut t, 10, 50 * MS);
+        assert_eq!(c.rate(), 30.0);
+    }
+
+    #[test]
+    fn no_increase_when_payrun_sends_less_than_allowed() {
+        let t0 = Instant::now();
+        let mut c = auto(t0);
+        c.try_send(t0).unwrap();
+        // One call a second for ten seconds, all clean: the rate is unused.
+        for i in 1..=10 {
+            let t = t0 + Duration::from_secs(i);
+            c.on_success(t - 50 * MS, t);
+            c.try_send(t).unwrap();
+        }
+        assert_eq!(c.rate(), AUTO_START_RATE);
+    }
+
+    #[test]
+    fn many_429s_of_one_event_decrease_once() {
+        let mut t = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(100), 256), t);
+        // 50 requests sent, all answered 429 as they arrive.
+        let mut sent = Vec::new();
+        for _ in 0..50 {
+            while c.try_send(t).is_err() {
+                t += MS;
+            }
+            sent.push(t);
+        }
+        for s in sent {
+            t = t.max(s + 100 * MS);
+            c.on_rate_limited(s, Duration::from_secs(1), t);
+        }
+        assert_eq!(c.congestion_events(), 1);
+        assert_eq!(c.rate_limited_count(), 50);
+        assert!((c.rate() - 100.0 * BETA).abs() < 1e-9, "rate {}", c.rate());
+    }
+
+    #[test]
+    fn a_429_for_a_request_sent_after_the_decrease_is_a_new_event() {
+        let t0 = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(100), 256), t0);
+        c.on_rate_limited(t0, Duration::from_secs(1), t0 + 100 * MS);
+        let t1 = t0 + Duration::from_secs(10);
+        c.try_send(t1).unwrap();
+        c.on_rate_limited(t1, Duration::from_secs(1), t1 + 100 * MS);
+        assert_eq!(c.congestion_events(), 2);
+        assert!(c.rate() < 100.0 * BETA);
+    }
+
+    #[test]
+    fn retry_after_pauses_all_sending_until_it_ends() {
+        let t0 = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(1000), 256), t0);
+        let verdict = c.on_rate_limited(t0, Duration::from_secs(5), t0);
+        assert_eq!(verdict, RateLimited::Paused { pause: Duration::from_secs(5) });
+        let resume = t0 + Duration::from_secs(5);
+        assert_eq!(c.try_send(t0 + Duration::from_secs(4)), Err(resume));
+        assert_eq!(c.paused_until(t0), Some(resume));
+        // After the pause: one slot, then the pace (no burst of saved-up slots).
+        c.try_send(resume).unwrap();
+        let mut granted = 1;
+        while c.try_send(resume).is_ok() {
+            granted += 1;
+        }
+        assert!(granted <= 1 + (PACING_SLACK.as_secs_f64() * 1000.0) as usize + 1, "{granted}");
+    }
+
+    #[test]
+    fn retry_after_beyond_the_cap_is_capped_and_reported() {
+        let t0 = Instant::now();
+        let mut s = Settings::new(RateMode::Auto { ceiling: None }, 256);
+        s.max_retry_after = Duration::from_secs(30);
+        let mut c = Controller::new(s, t0);
+        let verdict = c.on_rate_limited(t0, Duration::from_secs(3600), t0);
+        assert_eq!(
+            verdict,
+            RateLimited::TooLong {
+                asked: Duration::from_secs(3600),
+                pause: Duration::from_secs(30)
+            }
+        );
+        assert_eq!(c.paused_until(t0), Some(t0 + Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn a_later_shorter_retry_after_does_not_shorten_the_pause() {
+        let t0 = Instant::now();
+        let mut c = auto(t0);
+        c.on_rate_limited(t0, Duration::from_secs(5), t0);
+        c.on_rate_limited(t0, Duration::from_secs(1), t0 + MS);
+        assert_eq!(c.paused_until(t0), Some(t0 + Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn concurrency_follows_rate_times_latency_within_the_maximum() {
+        let t0 = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(100), 64), t0);
+        c.on_answer(Duration::from_millis(200));
+        // 100/s × 0.2 s × 1.5 headroom = 30.
+        assert_eq!(c.target_concurrency(), 30);
+        for _ in 0..100 {
+            c.on_answer(Duration::from_secs(2));
+        }
+        assert_eq!(c.target_concurrency(), 64);
+        let mut slow = Controller::new(Settings::new(RateMode::Fixed(1), 64), t0);
+        slow.on_answer(Duration::from_millis(10));
+        assert_eq!(slow.target_concurrency(), MIN_CONCURRENCY);
     }
 }
