@@ -68,6 +68,9 @@ const APP_LIMITED_SHARE: f64 = 0.5;
 const INITIAL_LATENCY: Duration = Duration::from_millis(500);
 /// Weight of a new latency sample in the moving average (TCP's SRTT uses 1/8).
 const LATENCY_GAIN: f64 = 0.125;
+/// Weight of each one-second sample of the delivered rate: averages over
+/// about five seconds, long enough to smooth a `Retry-After` pause.
+const DELIVERED_GAIN: f64 = 0.2;
 /// Concurrency is rate × latency (Little's law) times this: jitter makes some
 /// answers take much longer than the average, and a worker waiting for one
 /// must not hold up the pace.
@@ -149,6 +152,11 @@ pub struct Controller {
     latency: Option<Duration>,
     rate_limited: u64,
     events: u64,
+    /// Clean answers counted since `delivered_since`, folded each second
+    /// into `delivered` (calls/s, moving average).
+    delivered_since: Instant,
+    delivered_count: u64,
+    delivered: Option<f64>,
 }
 
 impl Controller {
@@ -176,6 +184,9 @@ impl Controller {
             latency: None,
             rate_limited: 0,
             events: 0,
+            delivered_since: now,
+            delivered_count: 0,
+            delivered: None,
         }
     }
 
@@ -203,6 +214,7 @@ impl Controller {
 
     /// A clean answer to a request sent at `sent_at`: may raise the rate.
     pub fn on_success(&mut self, sent_at: Instant, now: Instant) {
+        self.count_delivered(now);
         let epoch = self
             .latency
             .unwrap_or(INITIAL_LATENCY)
@@ -316,6 +328,28 @@ impl Controller {
     }
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// Clean answers per second, averaged over about the last five seconds:
+    /// what the provider actually accepts, the figure to use for a fixed
+    /// `rate` next time. The pace itself may sit a little above it while a
+    /// provider's burst allowance lasts.
+    pub fn delivered_rate(&self) -> Option<f64> {
+        self.delivered
+    }
+
+    fn count_delivered(&mut self, now: Instant) {
+        self.delivered_count += 1;
+        let elapsed = now.saturating_duration_since(self.delivered_since);
+        if elapsed >= Duration::from_secs(1) {
+            let sample = self.delivered_count as f64 / elapsed.as_secs_f64();
+            self.delivered = Some(match self.delivered {
+                None => sample,
+                Some(avg) => avg * (1.0 - DELIVERED_GAIN) + sample * DELIVERED_GAIN,
+            });
+            self.delivered_since = now;
+            self.delivered_count = 0;
+        }
     }
 
     fn interval(&self) -> Duration {
