@@ -56,6 +56,11 @@ const FAST_PROBE_PER_SEC: f64 = 0.02;
 /// with a one-second burst allowance ends a few percent above its limit, and
 /// fast enough to find a limit that rose by a tenth within a minute.
 const SLOW_PROBE_PER_SEC: f64 = 0.002;
+/// The slow probe speeds up the longer answers stay clean since the last
+/// decrease: by 1 + (t / this)², so a limit far above the last 429 (a
+/// cautious decrease, a limit that rose) is found within a couple of minutes,
+/// while the usual cycle of twenty to forty seconds probes gently.
+const PROBE_SPEEDUP: Duration = Duration::from_secs(30);
 /// An increase needs at least this much time of clean answers at the current
 /// rate (and at least one round trip): shorter epochs would act on noise.
 const MIN_EPOCH: Duration = Duration::from_millis(250);
@@ -131,7 +136,9 @@ pub enum RateLimited {
 enum Phase {
     SlowStart,
     /// Probing after a congestion event at `loss_rate` calls/s.
-    Probe { loss_rate: f64 },
+    Probe {
+        loss_rate: f64,
+    },
 }
 
 /// The controller. Times passed in must not go backwards.
@@ -147,6 +154,9 @@ pub struct Controller {
     /// The last decrease: a 429 for a request sent before it is part of the
     /// event that caused it.
     last_decrease: Option<Instant>,
+    /// The end of the pause of the last congestion event: a new event soon
+    /// after it means the rate is far above the limit.
+    event_pause_end: Option<Instant>,
     epoch_start: Instant,
     sent_in_epoch: u64,
     latency: Option<Duration>,
@@ -179,6 +189,7 @@ impl Controller {
             next_slot: now,
             paused_until: None,
             last_decrease: None,
+            event_pause_end: None,
             epoch_start: now,
             sent_in_epoch: 0,
             latency: None,
@@ -215,10 +226,7 @@ impl Controller {
     /// A clean answer to a request sent at `sent_at`: may raise the rate.
     pub fn on_success(&mut self, sent_at: Instant, now: Instant) {
         self.count_delivered(now);
-        let epoch = self
-            .latency
-            .unwrap_or(INITIAL_LATENCY)
-            .max(MIN_EPOCH);
+        let epoch = self.latency.unwrap_or(INITIAL_LATENCY).max(MIN_EPOCH);
         if sent_at < self.epoch_start || now < self.epoch_start + epoch {
             return;
         }
@@ -234,7 +242,10 @@ impl Controller {
                 if self.rate < knee {
                     (self.rate + FAST_PROBE_PER_SEC * loss_rate * dt).min(knee)
                 } else {
-                    self.rate + SLOW_PROBE_PER_SEC * loss_rate * dt
+                    let since = self.last_decrease.map_or(0.0, |d| {
+                        (now - d).as_secs_f64() / PROBE_SPEEDUP.as_secs_f64()
+                    });
+                    self.rate + SLOW_PROBE_PER_SEC * (1.0 + since * since) * loss_rate * dt
                 }
             }
         }
@@ -259,8 +270,8 @@ impl Controller {
         if new_event {
             self.events += 1;
             let repeat = self
-                .last_decrease
-                .is_some_and(|d| now < d + REPEAT_WINDOW + pause);
+                .event_pause_end
+                .is_some_and(|end| now < end + REPEAT_WINDOW);
             let beta = match self.phase {
                 Phase::SlowStart => SLOW_START_BETA,
                 Phase::Probe { .. } if repeat => REPEAT_BETA,
@@ -278,6 +289,7 @@ impl Controller {
             self.phase = Phase::Probe { loss_rate: aim };
             self.last_decrease = Some(now);
         }
+        self.event_pause_end = self.paused_until;
         self.start_epoch(now);
         if retry_after > self.settings.max_retry_after {
             RateLimited::TooLong {
@@ -395,7 +407,11 @@ mod tests {
         let mut c = auto(t);
         assert_eq!(c.rate(), AUTO_START_RATE);
         clean_for(&mut c, &mut t, 3, 50 * MS);
-        assert!(c.rate() > 4.0 * AUTO_START_RATE, "rate {} after 3 clean seconds", c.rate());
+        assert!(
+            c.rate() > 4.0 * AUTO_START_RATE,
+            "rate {} after 3 clean seconds",
+            c.rate()
+        );
         assert_eq!(c.congestion_events(), 0);
     }
 
@@ -459,7 +475,12 @@ mod tests {
         let t0 = Instant::now();
         let mut c = Controller::new(Settings::new(RateMode::Fixed(1000), 256), t0);
         let verdict = c.on_rate_limited(t0, Duration::from_secs(5), t0);
-        assert_eq!(verdict, RateLimited::Paused { pause: Duration::from_secs(5) });
+        assert_eq!(
+            verdict,
+            RateLimited::Paused {
+                pause: Duration::from_secs(5)
+            }
+        );
         let resume = t0 + Duration::from_secs(5);
         assert_eq!(c.try_send(t0 + Duration::from_secs(4)), Err(resume));
         assert_eq!(c.paused_until(t0), Some(resume));
@@ -469,7 +490,10 @@ mod tests {
         while c.try_send(resume).is_ok() {
             granted += 1;
         }
-        assert!(granted <= 1 + (PACING_SLACK.as_secs_f64() * 1000.0) as usize + 1, "{granted}");
+        assert!(
+            granted <= 1 + (PACING_SLACK.as_secs_f64() * 1000.0) as usize + 1,
+            "{granted}"
+        );
     }
 
     #[test]

@@ -167,7 +167,11 @@ impl Limiter {
         let events = s.ctrl.congestion_events();
         let verdict = s.ctrl.on_rate_limited(sent_at, retry_after, now);
         if s.ctrl.congestion_events() != events {
-            tracing::info!(rate = s.ctrl.rate(), ?retry_after, "rate limited by the provider");
+            tracing::info!(
+                rate = s.ctrl.rate(),
+                ?retry_after,
+                "rate limited by the provider"
+            );
         }
         verdict
     }
@@ -277,7 +281,11 @@ mod tests {
         let t0 = Instant::now();
         l.stop();
         assert!(!waiter.await.unwrap(), "a stopped limiter grants no slot");
-        assert!(t0.elapsed() < Duration::from_millis(1), "{:?}", t0.elapsed());
+        assert!(
+            t0.elapsed() < Duration::from_millis(1),
+            "{:?}",
+            t0.elapsed()
+        );
         assert!(l.acquire().await.is_none());
     }
 
