@@ -139,7 +139,9 @@ impl Limiter {
     pub fn on_success(&self) {
         let now = Instant::now().into_std();
         let mut s = self.lock();
-        let sent_at = now - s.ctrl.latency().unwrap_or_default();
+        let sent_at = now
+            .checked_sub(s.ctrl.latency().unwrap_or_default())
+            .unwrap_or(now);
         s.ctrl.on_success(sent_at, now);
     }
 
@@ -148,7 +150,8 @@ impl Limiter {
     /// may count as a new event. Prefer [`Slot::rate_limited`].
     pub fn on_rate_limited(&self, retry_after: Duration) -> RateLimited {
         let now = Instant::now().into_std();
-        let sent_at = now - self.lock().ctrl.latency().unwrap_or_default();
+        let latency = self.lock().ctrl.latency().unwrap_or_default();
+        let sent_at = now.checked_sub(latency).unwrap_or(now);
         self.rate_limited_at(sent_at, retry_after, now)
     }
 

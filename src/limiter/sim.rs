@@ -87,7 +87,6 @@ pub(crate) struct Second {
     /// Calls sent in this second (by send time).
     pub sent: u64,
     pub rate: f64,
-    pub in_flight_max: usize,
 }
 
 /// Runs `secs` simulated seconds of a run with unlimited rows against
@@ -137,7 +136,6 @@ pub(crate) fn run(
                 Ok(()) => {
                     flight.push(Reverse((now + latency.draw(), now)));
                     sec.sent += 1;
-                    sec.in_flight_max = sec.in_flight_max.max(flight.len());
                     continue;
                 }
                 Err(when) => next = next.min(when - base),
