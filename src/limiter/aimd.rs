@@ -8,9 +8,9 @@
 //! doubles the rate every second while answers are clean, one multiplicative
 //! decrease per congestion event (every 429 answering a request sent before
 //! the decrease belongs to the event already handled), then a probe that
-//! climbs quickly back to just under the rate where the last 429 came and
-//! very slowly beyond it, so the rate settles just under the provider's limit
-//! and 429s stay rare. A fixed rate uses the same back-off but never goes
+//! creeps up slowly from an ordinary decrease (and climbs fast only after a
+//! deep cut), so the rate settles just under the provider's limit and 429s
+//! stay rare. A fixed rate uses the same back-off but never goes
 //! above the configured rate.
 
 use std::time::{Duration, Instant};
@@ -47,11 +47,16 @@ const REPEAT_BETA: f64 = 0.5;
 /// above the limit.
 const REPEAT_WINDOW: Duration = Duration::from_secs(2);
 /// Below this share of the rate at the last 429 the probe climbs fast; above
-/// it, slowly. The slow zone is where the limit is, so the rate settles there.
-const KNEE: f64 = 0.97;
-/// Climb per second below the knee, as a share of the rate at the last 429:
-/// back from a decrease of a tenth in about three seconds.
-const FAST_PROBE_PER_SEC: f64 = 0.02;
+/// it, slowly. Equal to `BETA`, so an ordinary decrease lands on the knee and
+/// only creeps up again: a provider's burst allowance lets the rate run past
+/// its limit for a while before the 429, so the rate at the 429 overstates the
+/// limit, and climbing back to it quickly would only repeat the event. The
+/// fast climb is for deep cuts (slow start, a dropped limit).
+const KNEE: f64 = BETA;
+/// Climb per second below the knee, as a share of the current rate: back
+/// from halving within about fifteen seconds, slowly enough near a limit that
+/// dropped not to overrun it by much.
+const FAST_PROBE_PER_SEC: f64 = 0.05;
 /// Climb per second above the knee: slow enough that overrunning a provider
 /// with a one-second burst allowance ends a few percent above its limit, and
 /// fast enough to find a limit that rose by a tenth within a minute.
@@ -240,7 +245,7 @@ impl Controller {
             Phase::Probe { loss_rate } => {
                 let knee = KNEE * loss_rate;
                 if self.rate < knee {
-                    (self.rate + FAST_PROBE_PER_SEC * loss_rate * dt).min(knee)
+                    (self.rate + FAST_PROBE_PER_SEC * self.rate * dt).min(knee)
                 } else {
                     let since = self.last_decrease.map_or(0.0, |d| {
                         (now - d).as_secs_f64() / PROBE_SPEEDUP.as_secs_f64()
@@ -279,14 +284,10 @@ impl Controller {
             };
             let loss_rate = self.rate;
             self.rate = (loss_rate * beta).max(MIN_RATE);
-            // After slow start or a repeated refusal the rate at the 429 was
-            // far too high to aim for: aim for the new rate instead.
-            let aim = if matches!(self.phase, Phase::SlowStart) || repeat {
-                self.rate
-            } else {
-                loss_rate
-            };
-            self.phase = Phase::Probe { loss_rate: aim };
+            // The probe climbs back fast towards just under the rate of
+            // this 429; each later 429 lowers that mark, so after a deep cut
+            // (slow start, a dropped limit) the rate is not stuck far below.
+            self.phase = Phase::Probe { loss_rate };
             self.last_decrease = Some(now);
         }
         self.event_pause_end = self.paused_until;

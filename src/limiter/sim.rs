@@ -208,8 +208,21 @@ mod tests {
                 share <= 0.02,
                 "429 share {share:.4} from 10 s after the drop"
             );
+            let (first_rate, first) = summary(&s, 70, 80);
+            // A single ten-second window may hold one `Retry-After` pause.
             assert!(
-                s[70].rate <= 110.0,
+                first_rate >= 0.9 * 100.0,
+                "achieved {first_rate:.1} 10 to 20 s after the drop"
+            );
+            assert!(
+                first <= 0.02,
+                "429 share {first:.4} 10 to 20 s after the drop"
+            );
+            // The pace may sit above the limit while the provider's
+            // one-second burst allowance absorbs it (what counts is accepted
+            // calls and 429s), but no longer anywhere near 400.
+            assert!(
+                s[70].rate <= 150.0,
                 "pace {} 10 s after the drop",
                 s[70].rate
             );
