@@ -107,11 +107,16 @@ async fn measure(limit: u32, latency_ms: u64, jitter_ms: u64) -> (f64, f64) {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "a 3-minute real-time measurement; see the file's header"]
 async fn auto_mode_finds_the_sandbox_limit() {
+    let mut failures = Vec::new();
     for limit in [20, 100, 400] {
         for (latency, jitter) in [(50, 0), (100, 400)] {
             let (rate, share) = measure(limit, latency, jitter).await;
-            assert!(rate >= 0.95 * f64::from(limit), "{rate:.1} calls/s");
-            assert!(share <= 0.02, "429 share {share:.4}");
+            if rate < 0.95 * f64::from(limit) || share > 0.02 {
+                failures.push(format!(
+                    "L={limit} latency {latency}+{jitter}: {rate:.1} calls/s, 429 share {share:.4}"
+                ));
+            }
         }
     }
+    assert!(failures.is_empty(), "{failures:#?}");
 }
