@@ -19,9 +19,73 @@ pub const DEFAULT_REPORT: &str = "report.csv";
 /// Environment variable holding the provider's API key.
 pub const API_KEY_ENV: &str = "PAYRUN_API_KEY";
 
-/// Default provider calls per second. Conservative: most payout APIs allow
-/// tens of calls per second and a 429 storm is slower than a modest rate.
+// ---- rate keys: `rate`, `max_rate`, `max_concurrency` ----------------------
+
+/// The fixed rate of callers that still want one number (`Config::rate`) when
+/// the file says `rate = "auto"` without `max_rate`. Conservative: most payout
+/// APIs allow tens of calls per second and a 429 storm is slower than a
+/// modest rate.
 pub const DEFAULT_RATE: u32 = 20;
+/// Default cap on calls in flight under `rate = "auto"`: Little's law for
+/// 400 calls/s at 400 ms latency with half again as headroom is 240, and the
+/// cap bounds the connections and memory a run holds.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 256;
+
+/// The `rate` key: `"auto"` (find the provider's limit; the default) or a
+/// fixed number of calls per second that is never exceeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RateSetting {
+    #[default]
+    Auto,
+    Fixed(u32),
+}
+
+impl std::str::FromStr for RateSetting {
+    type Err = String;
+    /// For the command line: `auto` or a whole number of at least 1.
+    fn from_str(s: &str) -> Result<RateSetting, String> {
+        if s.trim().eq_ignore_ascii_case("auto") {
+            return Ok(RateSetting::Auto);
+        }
+        match s.trim().parse::<u32>() {
+            Ok(0) => Err("rate must be at least 1 call per second, or \"auto\"".into()),
+            Ok(n) => Ok(RateSetting::Fixed(n)),
+            Err(_) => Err(format!(
+                "rate `{s}` is neither \"auto\" nor a whole number of calls per second"
+            )),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RateSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RateSetting, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = RateSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"auto\" or a whole number of calls per second, at least 1")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RateSetting, E> {
+                match u32::try_from(v) {
+                    Ok(n) if n >= 1 => Ok(RateSetting::Fixed(n)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Signed(v), &self)),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RateSetting, E> {
+                match u32::try_from(v) {
+                    Ok(n) if n >= 1 => Ok(RateSetting::Fixed(n)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Unsigned(v), &self)),
+                }
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RateSetting, E> {
+                v.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+// ---- end of rate keys ------------------------------------------------------
+
 /// Default cap on requests in flight: enough to hide a provider latency of a
 /// few hundred milliseconds at the default rate.
 pub const DEFAULT_CONCURRENCY: usize = 16;
@@ -62,8 +126,14 @@ pub struct Config {
     pub base_url: Option<String>,
     /// A file holding the API key (the key itself never goes in this file).
     pub api_key_file: Option<PathBuf>,
-    /// Provider calls per second, shared by every call.
-    pub rate: Option<u32>,
+    /// Rate keys. `rate`: provider calls per second, shared by every call,
+    /// or `"auto"` (the default) to find the provider's limit.
+    pub rate: Option<RateSetting>,
+    /// With `rate = "auto"`: never more than this many calls per second.
+    pub max_rate: Option<u32>,
+    /// With `rate = "auto"`: the most calls in flight however slow the
+    /// provider answers.
+    pub max_concurrency: Option<usize>,
     /// Maximum requests in flight.
     pub concurrency: Option<usize>,
     pub ambiguous: Option<Ambiguous>,
@@ -114,8 +184,17 @@ impl Config {
 
     pub fn parse(text: &str) -> Result<Config> {
         let cfg: Config = toml::from_str(text).map_err(|e| anyhow::anyhow!("{e}"))?;
-        if cfg.rate == Some(0) {
-            anyhow::bail!("`rate` must be at least 1 call per second");
+        // Rate keys.
+        if cfg.max_rate == Some(0) {
+            anyhow::bail!("`max_rate` must be at least 1 call per second");
+        }
+        if let (Some(RateSetting::Fixed(n)), Some(_)) = (cfg.rate, cfg.max_rate) {
+            anyhow::bail!(
+                "`max_rate` only applies to `rate = \"auto\"`; with `rate = {n}` the rate itself is the cap: remove one of them"
+            );
+        }
+        if cfg.max_concurrency == Some(0) {
+            anyhow::bail!("`max_concurrency` must be at least 1");
         }
         if cfg.concurrency == Some(0) {
             anyhow::bail!("`concurrency` must be at least 1");
@@ -147,8 +226,29 @@ impl Config {
         Ok(secrecy::SecretString::from(key.to_string()))
     }
 
+    /// One fixed rate, for callers that cannot use auto mode: the fixed
+    /// `rate`, else `max_rate`, else `DEFAULT_RATE`.
     pub fn rate(&self) -> u32 {
-        self.rate.unwrap_or(DEFAULT_RATE)
+        match self.rate.unwrap_or_default() {
+            RateSetting::Fixed(n) => n,
+            RateSetting::Auto => self.max_rate.unwrap_or(DEFAULT_RATE),
+        }
+    }
+    /// How the limiter chooses the rate (rate keys).
+    pub fn rate_mode(&self) -> crate::limiter::RateMode {
+        match self.rate.unwrap_or_default() {
+            RateSetting::Fixed(n) => crate::limiter::RateMode::Fixed(n),
+            RateSetting::Auto => crate::limiter::RateMode::Auto {
+                ceiling: self.max_rate,
+            },
+        }
+    }
+    /// Most calls in flight for the limiter: `max_concurrency`, else the
+    /// older `concurrency`, else `DEFAULT_MAX_CONCURRENCY`.
+    pub fn max_concurrency(&self) -> usize {
+        self.max_concurrency
+            .or(self.concurrency)
+            .unwrap_or(DEFAULT_MAX_CONCURRENCY)
     }
     pub fn concurrency(&self) -> usize {
         self.concurrency.unwrap_or(DEFAULT_CONCURRENCY)
@@ -219,5 +319,47 @@ phone = "+2250700000000"
     #[test]
     fn zero_rate_rejected() {
         assert!(Config::parse("rate = 0").is_err());
+    }
+
+    #[test]
+    fn rate_defaults_to_auto() {
+        use crate::limiter::RateMode;
+        let cfg = Config::parse("").unwrap();
+        assert_eq!(cfg.rate_mode(), RateMode::Auto { ceiling: None });
+        assert_eq!(cfg.max_concurrency(), DEFAULT_MAX_CONCURRENCY);
+        let cfg = Config::parse("rate = \"auto\"\nmax_rate = 150\nmax_concurrency = 64").unwrap();
+        assert_eq!(cfg.rate_mode(), RateMode::Auto { ceiling: Some(150) });
+        assert_eq!(cfg.rate(), 150);
+        assert_eq!(cfg.max_concurrency(), 64);
+    }
+
+    #[test]
+    fn fixed_rate_is_a_number() {
+        let cfg = Config::parse("rate = 40").unwrap();
+        assert_eq!(cfg.rate_mode(), crate::limiter::RateMode::Fixed(40));
+        assert_eq!(cfg.rate(), 40);
+    }
+
+    #[test]
+    fn bad_rate_values_are_named() {
+        for (text, needle) in [
+            ("rate = \"fast\"", "fast"),
+            ("rate = 1.5", "auto"),
+            ("rate = -3", "-3"),
+            ("max_rate = 0", "max_rate"),
+            ("rate = 40\nmax_rate = 100", "max_rate"),
+            ("max_concurrency = 0", "max_concurrency"),
+        ] {
+            let err = format!("{:#}", Config::parse(text).unwrap_err());
+            assert!(err.contains(needle), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn rate_from_the_command_line() {
+        assert_eq!("auto".parse(), Ok(RateSetting::Auto));
+        assert_eq!("25".parse(), Ok(RateSetting::Fixed(25)));
+        assert!("0".parse::<RateSetting>().is_err());
+        assert!("lots".parse::<RateSetting>().unwrap_err().contains("lots"));
     }
 }

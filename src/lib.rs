@@ -11,6 +11,7 @@ pub mod shutdown;
 
 // Domain data and rules.
 pub mod config;
+pub mod limiter;
 pub mod machine;
 pub mod payout;
 

@@ -1,0 +1,541 @@
+//! The rate decision, as a pure state machine: how many provider calls per
+//! second to allow, how many in flight, and how long to pause, given the
+//! answers seen so far. No I/O and no clock of its own: every method takes the
+//! current `Instant`, so tests drive it with a simulated clock and the async
+//! wrapper in `limiter` drives it with tokio's.
+//!
+//! Auto mode works like TCP finding a link's capacity: a slow start that
+//! doubles the rate every second while answers are clean, one multiplicative
+//! decrease per congestion event (every 429 answering a request sent before
+//! the decrease belongs to the event already handled), then a probe that
+//! creeps up slowly from an ordinary decrease (and climbs fast only after a
+//! deep cut), so the rate settles just under the provider's limit and 429s
+//! stay rare. A fixed rate uses the same back-off but never goes
+//! above the configured rate.
+
+use std::time::{Duration, Instant};
+
+/// Where auto mode starts: ten calls a second is below every published payout
+/// API limit we know of (3 to 100 calls/s) but one, and slow start reaches a
+/// limit of 400 from there in about six seconds, so a cautious start costs
+/// little.
+pub const AUTO_START_RATE: f64 = 10.0;
+/// Auto mode's own ceiling when the configuration sets none: far above any
+/// payout provider's limit, and below what payrun itself can sustain, so a
+/// provider with no limit at all does not make the rate grow without bound.
+pub const AUTO_MAX_RATE: f64 = 5_000.0;
+/// Never pace below one call per second: a provider that wants silence says
+/// so with `Retry-After`, which pauses sending outright.
+const MIN_RATE: f64 = 1.0;
+/// Slow start multiplies the rate by this every second of clean answers
+/// (TCP doubles per round trip; per second is gentler and independent of
+/// latency).
+const SLOW_START_GROWTH_PER_SEC: f64 = 2.0;
+/// Slow start overshoots (a provider's burst allowance hides the limit for a
+/// while), so leaving it halves the rate, as TCP does.
+const SLOW_START_BETA: f64 = 0.5;
+/// The decrease on a congestion event after slow start: gentle, because a 429
+/// costs one refused call (not a lost packet) and the `Retry-After` pause has
+/// already drained the excess; a deep cut would waste the provider's capacity.
+const BETA: f64 = 0.9;
+/// The decrease when the provider refuses again within `REPEAT_WINDOW` of the
+/// end of the previous pause: the rate is far above the limit (the limit
+/// dropped), so halve instead of creeping down by tenths.
+const REPEAT_BETA: f64 = 0.5;
+/// See `REPEAT_BETA`: two seconds is twice the usual `Retry-After`, within
+/// which a provider's refilled allowance is gone only if the rate is well
+/// above the limit.
+const REPEAT_WINDOW: Duration = Duration::from_secs(2);
+/// Below this share of the rate at the last 429 the probe climbs fast; above
+/// it, slowly. Equal to `BETA`, so an ordinary decrease lands on the knee and
+/// only creeps up again: a provider's burst allowance lets the rate run past
+/// its limit for a while before the 429, so the rate at the 429 overstates the
+/// limit, and climbing back to it quickly would only repeat the event. The
+/// fast climb is for deep cuts (slow start, a dropped limit).
+const KNEE: f64 = BETA;
+/// Climb per second below the knee, as a share of the current rate: back
+/// from halving within about fifteen seconds, slowly enough near a limit that
+/// dropped not to overrun it by much.
+const FAST_PROBE_PER_SEC: f64 = 0.05;
+/// Climb per second above the knee: slow enough that overrunning a provider
+/// with a one-second burst allowance ends a few percent above its limit, and
+/// fast enough to find a limit that rose by a tenth within a minute.
+const SLOW_PROBE_PER_SEC: f64 = 0.002;
+/// The slow probe speeds up the longer answers stay clean since the last
+/// decrease: by 1 + (t / this)², so a limit far above the last 429 (a
+/// cautious decrease, a limit that rose) is found within a couple of minutes,
+/// while the usual cycle of twenty to forty seconds probes gently.
+const PROBE_SPEEDUP: Duration = Duration::from_secs(30);
+/// An increase needs at least this much time of clean answers at the current
+/// rate (and at least one round trip): shorter epochs would act on noise.
+const MIN_EPOCH: Duration = Duration::from_millis(250);
+/// An epoch in which fewer calls than this share of the rate allowed were
+/// sent says nothing about the provider (payrun was the bottleneck): no
+/// increase, as in TCP's congestion window validation.
+const APP_LIMITED_SHARE: f64 = 0.5;
+/// Latency assumed before the first answer: a typical payout API round trip,
+/// only used to size concurrency for the first few calls.
+const INITIAL_LATENCY: Duration = Duration::from_millis(500);
+/// Weight of a new latency sample in the moving average (TCP's SRTT uses 1/8).
+const LATENCY_GAIN: f64 = 0.125;
+/// Weight of each one-second sample of the delivered rate: averages over
+/// about five seconds, long enough to smooth a `Retry-After` pause.
+const DELIVERED_GAIN: f64 = 0.2;
+/// Concurrency is rate × latency (Little's law) times this: jitter makes some
+/// answers take much longer than the average, and a worker waiting for one
+/// must not hold up the pace.
+const CONCURRENCY_HEADROOM: f64 = 1.5;
+/// Never fewer calls in flight than this, so one slow answer cannot stall a
+/// run at a low rate.
+const MIN_CONCURRENCY: usize = 2;
+/// The pacer lets a slot be taken this early: absorbs the lateness of timer
+/// wake-ups (about a millisecond each) that would otherwise lose slots at high
+/// rates, while adding at most a fiftieth of a second's worth of calls to any
+/// window.
+const PACING_SLACK: Duration = Duration::from_millis(20);
+/// Default longest `Retry-After` honoured by pausing: a provider asking for
+/// more than a minute is out of quota or down, which an operator should
+/// decide about, not a sleeping process.
+pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// How the rate is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateMode {
+    /// Find the provider's limit; never above `ceiling` calls/s if set.
+    Auto { ceiling: Option<u32> },
+    /// At most this many calls per second, ever; lower after a 429.
+    Fixed(u32),
+}
+
+/// What the controller is configured with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub mode: RateMode,
+    /// Most calls in flight at once, whatever Little's law suggests.
+    pub max_concurrency: usize,
+    /// Longest `Retry-After` honoured; longer ones are reported as too long.
+    pub max_retry_after: Duration,
+}
+
+impl Settings {
+    pub fn new(mode: RateMode, max_concurrency: usize) -> Settings {
+        Settings {
+            mode,
+            max_concurrency: max_concurrency.max(1),
+            max_retry_after: DEFAULT_MAX_RETRY_AFTER,
+        }
+    }
+}
+
+/// What a 429 led to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateLimited {
+    /// Sending is paused for the `Retry-After` asked.
+    Paused { pause: Duration },
+    /// The provider asked for longer than `max_retry_after`: sending is paused
+    /// for the cap only, and the caller should consider stopping the run.
+    TooLong { asked: Duration, pause: Duration },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Phase {
+    SlowStart,
+    /// Probing after a congestion event at `loss_rate` calls/s.
+    Probe {
+        loss_rate: f64,
+    },
+}
+
+/// The controller. Times passed in must not go backwards.
+#[derive(Debug, Clone)]
+pub struct Controller {
+    settings: Settings,
+    ceiling: f64,
+    rate: f64,
+    phase: Phase,
+    /// Pacer: the earliest time of the next slot (GCRA's theoretical arrival).
+    next_slot: Instant,
+    paused_until: Option<Instant>,
+    /// The last decrease: a 429 for a request sent before it is part of the
+    /// event that caused it.
+    last_decrease: Option<Instant>,
+    /// The end of the pause of the last congestion event: a new event soon
+    /// after it means the rate is far above the limit.
+    event_pause_end: Option<Instant>,
+    epoch_start: Instant,
+    sent_in_epoch: u64,
+    latency: Option<Duration>,
+    rate_limited: u64,
+    events: u64,
+    /// Clean answers counted since `delivered_since`, folded each second
+    /// into `delivered` (calls/s, moving average).
+    delivered_since: Instant,
+    delivered_count: u64,
+    delivered: Option<f64>,
+}
+
+impl Controller {
+    pub fn new(settings: Settings, now: Instant) -> Controller {
+        let (ceiling, rate, phase) = match settings.mode {
+            RateMode::Fixed(n) => {
+                let n = f64::from(n.max(1));
+                (n, n, Phase::Probe { loss_rate: n })
+            }
+            RateMode::Auto { ceiling } => {
+                let c = ceiling.map_or(AUTO_MAX_RATE, |c| f64::from(c.max(1)));
+                (c, AUTO_START_RATE.min(c), Phase::SlowStart)
+            }
+        };
+        Controller {
+            settings,
+            ceiling,
+            rate,
+            phase,
+            next_slot: now,
+            paused_until: None,
+            last_decrease: None,
+            event_pause_end: None,
+            epoch_start: now,
+            sent_in_epoch: 0,
+            latency: None,
+            rate_limited: 0,
+            events: 0,
+            delivered_since: now,
+            delivered_count: 0,
+            delivered: None,
+        }
+    }
+
+    /// Takes a send slot if one is free at `now`; otherwise says when to ask
+    /// again. Never grants more than the rate (plus `PACING_SLACK`), and
+    /// never during a `Retry-After` pause.
+    pub fn try_send(&mut self, now: Instant) -> Result<(), Instant> {
+        if let Some(until) = self.paused_until {
+            if now < until {
+                return Err(until);
+            }
+            self.paused_until = None;
+            // No burst after a pause: the pace restarts from its end, and so
+            // does the evidence for an increase.
+            self.next_slot = self.next_slot.max(until);
+            self.start_epoch(until);
+        }
+        if now + PACING_SLACK < self.next_slot {
+            return Err(self.next_slot - PACING_SLACK);
+        }
+        self.next_slot = self.next_slot.max(now) + self.interval();
+        self.sent_in_epoch += 1;
+        Ok(())
+    }
+
+    /// A clean answer to a request sent at `sent_at`: may raise the rate.
+    pub fn on_success(&mut self, sent_at: Instant, now: Instant) {
+        self.count_delivered(now);
+        let epoch = self.latency.unwrap_or(INITIAL_LATENCY).max(MIN_EPOCH);
+        if sent_at < self.epoch_start || now < self.epoch_start + epoch {
+            return;
+        }
+        let dt = (now - self.epoch_start).as_secs_f64();
+        if (self.sent_in_epoch as f64) < APP_LIMITED_SHARE * self.rate * dt {
+            self.start_epoch(now);
+            return;
+        }
+        self.rate = match self.phase {
+            Phase::SlowStart => self.rate * SLOW_START_GROWTH_PER_SEC.powf(dt),
+            Phase::Probe { loss_rate } => {
+                let knee = KNEE * loss_rate;
+                if self.rate < knee {
+                    (self.rate + FAST_PROBE_PER_SEC * self.rate * dt).min(knee)
+                } else {
+                    let since = self.last_decrease.map_or(0.0, |d| {
+                        (now - d).as_secs_f64() / PROBE_SPEEDUP.as_secs_f64()
+                    });
+                    self.rate + SLOW_PROBE_PER_SEC * (1.0 + since * since) * loss_rate * dt
+                }
+            }
+        }
+        .min(self.ceiling);
+        self.start_epoch(now);
+    }
+
+    /// A 429 answering a request sent at `sent_at`, asking to wait
+    /// `retry_after`. Pauses all sending until then (capped), and lowers the
+    /// rate once per congestion event.
+    pub fn on_rate_limited(
+        &mut self,
+        sent_at: Instant,
+        retry_after: Duration,
+        now: Instant,
+    ) -> RateLimited {
+        self.rate_limited += 1;
+        let pause = retry_after.min(self.settings.max_retry_after);
+        let until = now + pause;
+        self.paused_until = Some(self.paused_until.map_or(until, |u| u.max(until)));
+        let new_event = self.last_decrease.is_none_or(|d| sent_at > d);
+        if new_event {
+            self.events += 1;
+            let repeat = self
+                .event_pause_end
+                .is_some_and(|end| now < end + REPEAT_WINDOW);
+            let beta = match self.phase {
+                Phase::SlowStart => SLOW_START_BETA,
+                Phase::Probe { .. } if repeat => REPEAT_BETA,
+                Phase::Probe { .. } => BETA,
+            };
+            let loss_rate = self.rate;
+            self.rate = (loss_rate * beta).max(MIN_RATE);
+            // The probe climbs back fast towards just under the rate of
+            // this 429; each later 429 lowers that mark, so after a deep cut
+            // (slow start, a dropped limit) the rate is not stuck far below.
+            self.phase = Phase::Probe { loss_rate };
+            self.last_decrease = Some(now);
+        }
+        self.event_pause_end = self.paused_until;
+        self.start_epoch(now);
+        if retry_after > self.settings.max_retry_after {
+            RateLimited::TooLong {
+                asked: retry_after,
+                pause,
+            }
+        } else {
+            RateLimited::Paused { pause }
+        }
+    }
+
+    /// Any answer (clean, refused or failed) that took `latency`: feeds the
+    /// moving average that sizes concurrency and the increase epoch.
+    pub fn on_answer(&mut self, latency: Duration) {
+        self.latency = Some(match self.latency {
+            None => latency,
+            Some(avg) => avg.mul_f64(1.0 - LATENCY_GAIN) + latency.mul_f64(LATENCY_GAIN),
+        });
+    }
+
+    /// Calls in flight that keep the pace without flooding: rate × latency
+    /// with headroom (Little's law), within `[2, max_concurrency]`.
+    pub fn target_concurrency(&self) -> usize {
+        let latency = self.latency.unwrap_or(INITIAL_LATENCY).as_secs_f64();
+        let n = (self.rate * latency * CONCURRENCY_HEADROOM).ceil() as usize;
+        n.max(MIN_CONCURRENCY).min(self.settings.max_concurrency)
+    }
+
+    /// The pace in calls per second.
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+    /// The moving average of answer latency, once an answer was seen.
+    pub fn latency(&self) -> Option<Duration> {
+        self.latency
+    }
+    /// 429 answers seen.
+    pub fn rate_limited_count(&self) -> u64 {
+        self.rate_limited
+    }
+    /// Congestion events (decreases) so far.
+    pub fn congestion_events(&self) -> u64 {
+        self.events
+    }
+    /// The end of the current `Retry-After` pause, if one is running.
+    pub fn paused_until(&self, now: Instant) -> Option<Instant> {
+        self.paused_until.filter(|u| *u > now)
+    }
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Clean answers per second, averaged over about the last five seconds:
+    /// what the provider actually accepts, the figure to use for a fixed
+    /// `rate` next time. The pace itself may sit a little above it while a
+    /// provider's burst allowance lasts.
+    pub fn delivered_rate(&self) -> Option<f64> {
+        self.delivered
+    }
+
+    fn count_delivered(&mut self, now: Instant) {
+        self.delivered_count += 1;
+        let elapsed = now.saturating_duration_since(self.delivered_since);
+        if elapsed >= Duration::from_secs(1) {
+            let sample = self.delivered_count as f64 / elapsed.as_secs_f64();
+            self.delivered = Some(match self.delivered {
+                None => sample,
+                Some(avg) => avg * (1.0 - DELIVERED_GAIN) + sample * DELIVERED_GAIN,
+            });
+            self.delivered_since = now;
+            self.delivered_count = 0;
+        }
+    }
+
+    fn interval(&self) -> Duration {
+        Duration::from_secs_f64(1.0 / self.rate.max(MIN_RATE))
+    }
+
+    fn start_epoch(&mut self, now: Instant) {
+        self.epoch_start = self.epoch_start.max(now);
+        self.sent_in_epoch = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn auto(now: Instant) -> Controller {
+        Controller::new(Settings::new(RateMode::Auto { ceiling: None }, 256), now)
+    }
+
+    /// Sends at the pace for `secs`, each call answered clean after `lat`.
+    fn clean_for(c: &mut Controller, t: &mut Instant, secs: u64, lat: Duration) {
+        let end = *t + Duration::from_secs(secs);
+        let mut flight = std::collections::VecDeque::new();
+        while *t < end {
+            while flight.front().is_some_and(|s: &Instant| *s + lat <= *t) {
+                let sent = flight.pop_front().unwrap();
+                c.on_answer(lat);
+                c.on_success(sent, sent + lat);
+            }
+            match c.try_send(*t) {
+                Ok(()) => flight.push_back(*t),
+                Err(at) => *t = at.min(flight.front().map_or(at, |s| *s + lat)).max(*t + MS),
+            }
+        }
+    }
+
+    #[test]
+    fn rate_increases_while_answers_are_clean() {
+        let mut t = Instant::now();
+        let mut c = auto(t);
+        assert_eq!(c.rate(), AUTO_START_RATE);
+        clean_for(&mut c, &mut t, 3, 50 * MS);
+        assert!(
+            c.rate() > 4.0 * AUTO_START_RATE,
+            "rate {} after 3 clean seconds",
+            c.rate()
+        );
+        assert_eq!(c.congestion_events(), 0);
+    }
+
+    #[test]
+    fn rate_stops_at_the_ceiling() {
+        let mut t = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Auto { ceiling: Some(30) }, 64), t);
+        clean_for(&mut c, &mut t, 10, 50 * MS);
+        assert_eq!(c.rate(), 30.0);
+    }
+
+    #[test]
+    fn no_increase_when_payrun_sends_less_than_allowed() {
+        let t0 = Instant::now();
+        let mut c = auto(t0);
+        c.try_send(t0).unwrap();
+        // One call a second for ten seconds, all clean: the rate is unused.
+        for i in 1..=10 {
+            let t = t0 + Duration::from_secs(i);
+            c.on_success(t - 50 * MS, t);
+            c.try_send(t).unwrap();
+        }
+        assert_eq!(c.rate(), AUTO_START_RATE);
+    }
+
+    #[test]
+    fn many_429s_of_one_event_decrease_once() {
+        let mut t = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(100), 256), t);
+        // 50 requests sent, all answered 429 as they arrive.
+        let mut sent = Vec::new();
+        for _ in 0..50 {
+            while c.try_send(t).is_err() {
+                t += MS;
+            }
+            sent.push(t);
+        }
+        for s in sent {
+            t = t.max(s + 100 * MS);
+            c.on_rate_limited(s, Duration::from_secs(1), t);
+        }
+        assert_eq!(c.congestion_events(), 1);
+        assert_eq!(c.rate_limited_count(), 50);
+        assert!((c.rate() - 100.0 * BETA).abs() < 1e-9, "rate {}", c.rate());
+    }
+
+    #[test]
+    fn a_429_for_a_request_sent_after_the_decrease_is_a_new_event() {
+        let t0 = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(100), 256), t0);
+        c.on_rate_limited(t0, Duration::from_secs(1), t0 + 100 * MS);
+        let t1 = t0 + Duration::from_secs(10);
+        c.try_send(t1).unwrap();
+        c.on_rate_limited(t1, Duration::from_secs(1), t1 + 100 * MS);
+        assert_eq!(c.congestion_events(), 2);
+        assert!(c.rate() < 100.0 * BETA);
+    }
+
+    #[test]
+    fn retry_after_pauses_all_sending_until_it_ends() {
+        let t0 = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(1000), 256), t0);
+        let verdict = c.on_rate_limited(t0, Duration::from_secs(5), t0);
+        assert_eq!(
+            verdict,
+            RateLimited::Paused {
+                pause: Duration::from_secs(5)
+            }
+        );
+        let resume = t0 + Duration::from_secs(5);
+        assert_eq!(c.try_send(t0 + Duration::from_secs(4)), Err(resume));
+        assert_eq!(c.paused_until(t0), Some(resume));
+        // After the pause: one slot, then the pace (no burst of saved-up slots).
+        c.try_send(resume).unwrap();
+        let mut granted = 1;
+        while c.try_send(resume).is_ok() {
+            granted += 1;
+        }
+        assert!(
+            granted <= 1 + (PACING_SLACK.as_secs_f64() * 1000.0) as usize + 1,
+            "{granted}"
+        );
+    }
+
+    #[test]
+    fn retry_after_beyond_the_cap_is_capped_and_reported() {
+        let t0 = Instant::now();
+        let mut s = Settings::new(RateMode::Auto { ceiling: None }, 256);
+        s.max_retry_after = Duration::from_secs(30);
+        let mut c = Controller::new(s, t0);
+        let verdict = c.on_rate_limited(t0, Duration::from_secs(3600), t0);
+        assert_eq!(
+            verdict,
+            RateLimited::TooLong {
+                asked: Duration::from_secs(3600),
+                pause: Duration::from_secs(30)
+            }
+        );
+        assert_eq!(c.paused_until(t0), Some(t0 + Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn a_later_shorter_retry_after_does_not_shorten_the_pause() {
+        let t0 = Instant::now();
+        let mut c = auto(t0);
+        c.on_rate_limited(t0, Duration::from_secs(5), t0);
+        c.on_rate_limited(t0, Duration::from_secs(1), t0 + MS);
+        assert_eq!(c.paused_until(t0), Some(t0 + Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn concurrency_follows_rate_times_latency_within_the_maximum() {
+        let t0 = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(100), 64), t0);
+        c.on_answer(Duration::from_millis(200));
+        // 100/s × 0.2 s × 1.5 headroom = 30.
+        assert_eq!(c.target_concurrency(), 30);
+        for _ in 0..100 {
+            c.on_answer(Duration::from_secs(2));
+        }
+        assert_eq!(c.target_concurrency(), 64);
+        let mut slow = Controller::new(Settings::new(RateMode::Fixed(1), 64), t0);
+        slow.on_answer(Duration::from_millis(10));
+        assert_eq!(slow.target_concurrency(), MIN_CONCURRENCY);
+    }
+}

@@ -1,0 +1,341 @@
+//! Rate limiting of provider calls, shared by every worker of a run: when a
+//! call may leave (the pace and `Retry-After` pauses), how many may be in
+//! flight, and the figures the progress display and run summary show. The
+//! decisions live in the pure [`aimd::Controller`]; this module only wraps it
+//! in a lock, tokio's clock and a stop signal, so that any wait (including a
+//! long `Retry-After` pause) ends at once when the run stops.
+//!
+//! `governor` is not used: its quota is fixed when a limiter is built, so
+//! changing the rate means a new limiter whose fresh burst allowance lets a
+//! burst through at every change, and it cannot be driven by a simulated clock
+//! in the decision tests. The pacer in `aimd` is a dozen lines of GCRA.
+
+pub mod aimd;
+#[cfg(test)]
+mod sim;
+
+pub use aimd::{RateLimited, RateMode, Settings};
+
+use aimd::Controller;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+
+/// The shared limiter. Workers call [`Limiter::acquire`] before each
+/// provider call and report the answer on the [`Slot`] it returns.
+pub struct Limiter {
+    state: Mutex<State>,
+    /// Signalled when an in-flight slot ends, for workers waiting on the
+    /// concurrency target.
+    freed: Notify,
+    stop: watch::Sender<bool>,
+}
+
+struct State {
+    ctrl: Controller,
+    in_flight: usize,
+}
+
+/// Figures for the progress display and the run summary.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LimiterStats {
+    /// The pace, calls per second.
+    pub rate: f64,
+    /// Clean answers per second over about the last five seconds (`None`
+    /// before the first full second): what the provider accepts.
+    pub delivered: Option<f64>,
+    /// 429 answers so far.
+    pub rate_limited: u64,
+    /// Decreases so far (one per congestion event, however many 429s).
+    pub congestion_events: u64,
+    /// Moving average of answer latency, once an answer was seen.
+    pub latency: Option<Duration>,
+    /// Calls allowed in flight now (Little's law within the maximum).
+    pub target_concurrency: usize,
+    pub in_flight: usize,
+    /// Time left in a `Retry-After` pause, if one is running.
+    pub paused_for: Option<Duration>,
+}
+
+impl Limiter {
+    pub fn new(settings: Settings) -> Limiter {
+        Limiter {
+            state: Mutex::new(State {
+                ctrl: Controller::new(settings, Instant::now().into_std()),
+                in_flight: 0,
+            }),
+            freed: Notify::new(),
+            stop: watch::Sender::new(false),
+        }
+    }
+
+    /// A limiter at a fixed rate with no concurrency gating beyond
+    /// `max_concurrency`: the old engine's `Limiter::new(rate)`.
+    pub fn fixed(rate: u32, max_concurrency: usize) -> Limiter {
+        Limiter::new(Settings::new(RateMode::Fixed(rate), max_concurrency))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for a send slot: the pace allows a call, no `Retry-After` pause
+    /// is running, and fewer calls than the concurrency target are in
+    /// flight. `None` once [`Limiter::stop`] was called, at once, even in the
+    /// middle of a wait.
+    pub async fn acquire(&self) -> Option<Slot<'_>> {
+        let mut stop = self.stop.subscribe();
+        loop {
+            if *stop.borrow_and_update() {
+                return None;
+            }
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            let wake = {
+                let mut s = self.lock();
+                let now = Instant::now();
+                if s.in_flight >= s.ctrl.target_concurrency() {
+                    None
+                } else {
+                    match s.ctrl.try_send(now.into_std()) {
+                        Ok(()) => {
+                            s.in_flight += 1;
+                            return Some(Slot {
+                                limiter: self,
+                                sent_at: now,
+                            });
+                        }
+                        Err(at) => Some(Instant::from_std(at)),
+                    }
+                }
+            };
+            let sleep = async {
+                match wake {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = stop.wait_for(|s| *s) => return None,
+                _ = &mut freed => {}
+                _ = sleep => {}
+            }
+        }
+    }
+
+    /// Ends every wait in [`Limiter::acquire`] now and refuses new slots.
+    pub fn stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// A clean answer whose slot is not at hand (the old engine's call).
+    /// Prefer [`Slot::success`], which knows when the call left.
+    pub fn on_success(&self) {
+        let now = Instant::now().into_std();
+        let mut s = self.lock();
+        let sent_at = now
+            .checked_sub(s.ctrl.latency().unwrap_or_default())
+            .unwrap_or(now);
+        s.ctrl.on_success(sent_at, now);
+    }
+
+    /// A 429 whose slot is not at hand (the old engine's call): the send
+    /// time is estimated from the average latency, so a 429 of a slow call
+    /// may count as a new event. Prefer [`Slot::rate_limited`].
+    pub fn on_rate_limited(&self, retry_after: Duration) -> RateLimited {
+        let now = Instant::now().into_std();
+        let latency = self.lock().ctrl.latency().unwrap_or_default();
+        let sent_at = now.checked_sub(latency).unwrap_or(now);
+        self.rate_limited_at(sent_at, retry_after, now)
+    }
+
+    /// The latency of any answer (clean, refused or failed).
+    pub fn on_answer(&self, latency: Duration) {
+        self.lock().ctrl.on_answer(latency);
+    }
+
+    fn rate_limited_at(
+        &self,
+        sent_at: std::time::Instant,
+        retry_after: Duration,
+        now: std::time::Instant,
+    ) -> RateLimited {
+        let mut s = self.lock();
+        let events = s.ctrl.congestion_events();
+        let verdict = s.ctrl.on_rate_limited(sent_at, retry_after, now);
+        if s.ctrl.congestion_events() != events {
+            tracing::info!(
+                rate = s.ctrl.rate(),
+                ?retry_after,
+                "rate limited by the provider"
+            );
+        }
+        verdict
+    }
+
+    /// The pace, rounded to whole calls per second.
+    pub fn current_rate(&self) -> u32 {
+        self.lock().ctrl.rate().round() as u32
+    }
+
+    /// Calls allowed in flight now.
+    pub fn target_concurrency(&self) -> usize {
+        self.lock().ctrl.target_concurrency()
+    }
+
+    pub fn stats(&self) -> LimiterStats {
+        let s = self.lock();
+        let now = Instant::now().into_std();
+        LimiterStats {
+            rate: s.ctrl.rate(),
+            delivered: s.ctrl.delivered_rate(),
+            rate_limited: s.ctrl.rate_limited_count(),
+            congestion_events: s.ctrl.congestion_events(),
+            latency: s.ctrl.latency(),
+            target_concurrency: s.ctrl.target_concurrency(),
+            in_flight: s.in_flight,
+            paused_for: s.ctrl.paused_until(now).map(|u| u - now),
+        }
+    }
+}
+
+/// One call's permission to leave, held while it is in flight. Report the
+/// answer on it; dropping it (answered or not) frees its place in flight.
+pub struct Slot<'a> {
+    limiter: &'a Limiter,
+    sent_at: Instant,
+}
+
+impl Slot<'_> {
+    /// When the call was allowed to leave.
+    pub fn sent_at(&self) -> Instant {
+        self.sent_at
+    }
+
+    /// A clean answer (any answer that is not a 429 and shows the provider
+    /// coped: success or a business refusal).
+    pub fn success(self) {
+        let now = Instant::now();
+        let mut s = self.limiter.lock();
+        s.ctrl.on_answer(now - self.sent_at);
+        s.ctrl.on_success(self.sent_at.into_std(), now.into_std());
+    }
+
+    /// A 429 with its `Retry-After` (or the caller's default). `TooLong`
+    /// means the provider asked for more than the configured cap.
+    pub fn rate_limited(self, retry_after: Duration) -> RateLimited {
+        let now = Instant::now();
+        self.limiter.on_answer(now - self.sent_at);
+        self.limiter
+            .rate_limited_at(self.sent_at.into_std(), retry_after, now.into_std())
+    }
+
+    /// An answer that says nothing about the rate (transport failure, 5xx):
+    /// only its latency counts.
+    pub fn other(self) {
+        self.limiter.on_answer(self.sent_at.elapsed());
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.limiter.lock().in_flight -= 1;
+        self.limiter.freed.notify_waiters();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn acquire_keeps_a_fixed_pace() {
+        let l = Limiter::fixed(10, 64);
+        let t0 = Instant::now();
+        for _ in 0..21 {
+            l.acquire().await.expect("not stopped").success();
+        }
+        let took = t0.elapsed();
+        // 21 slots at 10/s: the first at once, then 20 intervals of 100 ms.
+        assert!(took >= Duration::from_millis(1970), "{took:?}");
+        assert!(took <= Duration::from_millis(2010), "{took:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn stop_ends_a_retry_after_pause_at_once() {
+        let l = std::sync::Arc::new(Limiter::fixed(10, 64));
+        let slot = l.acquire().await.unwrap();
+        assert!(matches!(
+            slot.rate_limited(Duration::from_secs(30)),
+            RateLimited::Paused { .. }
+        ));
+        let waiter = {
+            let l = l.clone();
+            tokio::spawn(async move { l.acquire().await.is_some() })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!waiter.is_finished(), "the pause must hold the worker");
+        let t0 = Instant::now();
+        l.stop();
+        assert!(!waiter.await.unwrap(), "a stopped limiter grants no slot");
+        assert!(
+            t0.elapsed() < Duration::from_millis(1),
+            "{:?}",
+            t0.elapsed()
+        );
+        assert!(l.acquire().await.is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retry_after_holds_every_worker_until_it_ends() {
+        let l = Limiter::fixed(100, 64);
+        let t0 = Instant::now();
+        let slot = l.acquire().await.unwrap();
+        slot.rate_limited(Duration::from_secs(5));
+        l.acquire().await.unwrap().success();
+        assert!(t0.elapsed() >= Duration::from_secs(5), "{:?}", t0.elapsed());
+        let stats = l.stats();
+        assert_eq!(stats.rate_limited, 1);
+        assert_eq!(stats.congestion_events, 1);
+        assert_eq!(stats.paused_for, None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn in_flight_calls_are_held_to_the_concurrency_target() {
+        let l = Limiter::fixed(1000, 2);
+        let a = l.acquire().await.unwrap();
+        let _b = l.acquire().await.unwrap();
+        assert_eq!(l.stats().in_flight, 2);
+        let third = tokio::time::timeout(Duration::from_secs(1), l.acquire()).await;
+        assert!(third.is_err(), "a third call must wait for a free place");
+        drop(third);
+        let t0 = Instant::now();
+        let (_c, ()) = tokio::join!(l.acquire(), async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            a.success();
+        });
+        assert!(t0.elapsed() >= Duration::from_millis(50));
+        assert_eq!(l.stats().in_flight, 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn stats_report_latency_and_429s() {
+        let l = Limiter::new(Settings::new(RateMode::Auto { ceiling: None }, 64));
+        let slot = l.acquire().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        slot.success();
+        let s = l.stats();
+        assert_eq!(s.latency, Some(Duration::from_millis(300)));
+        assert_eq!(s.rate, aimd::AUTO_START_RATE);
+        assert_eq!(s.in_flight, 0);
+        l.on_rate_limited(Duration::from_secs(1));
+        assert_eq!(l.stats().rate_limited, 1);
+        assert!(l.current_rate() < 10);
+    }
+}

@@ -1,0 +1,273 @@
+//! A deterministic simulation of a rate-limited provider, driving the pure
+//! controller with a simulated clock: the decision tests of auto mode
+//! (convergence to the limit, few 429s, following a limit that drops). The
+//! provider behaves like the sandbox: it waits the latency, then admits the
+//! call under a GCRA limit with a burst of one second's worth, refusing with
+//! `Retry-After` in whole seconds, at least 1.
+
+use super::aimd::{Controller, RateMode, Settings};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::{Duration, Instant};
+
+/// The provider's limit as a function of the simulated second.
+pub(crate) struct Provider {
+    pub limit: fn(f64) -> f64,
+    /// Seconds `[from, to)` during which every call is refused with a
+    /// `Retry-After` up to the end (a provider pause).
+    pub outage: Option<(f64, f64)>,
+    tat: f64,
+}
+
+impl Provider {
+    pub fn new(limit: fn(f64) -> f64) -> Provider {
+        Provider {
+            limit,
+            outage: None,
+            tat: 0.0,
+        }
+    }
+
+    /// GCRA with a burst of one second's worth of calls: `Err` carries the
+    /// `Retry-After` in whole seconds.
+    fn admit(&mut self, t: f64) -> Result<(), u64> {
+        if let Some((from, to)) = self.outage
+            && (from..to).contains(&t)
+        {
+            return Err(((to - t).ceil() as u64).max(1));
+        }
+        let limit = (self.limit)(t);
+        let cell = 1.0 / limit;
+        let tau = (limit - 1.0).max(0.0) * cell;
+        if self.tat <= t + tau {
+            self.tat = self.tat.max(t) + cell;
+            Ok(())
+        } else {
+            let wait = self.tat - tau - t;
+            Err((wait.ceil() as u64).max(1))
+        }
+    }
+}
+
+/// Latency model: `base_ms` plus a uniform jitter of `0..=jitter_ms`, drawn
+/// from a fixed-seed generator so every run is the same.
+pub(crate) struct Latency {
+    pub base_ms: u64,
+    pub jitter_ms: u64,
+    seed: u64,
+}
+
+impl Latency {
+    pub fn new(base_ms: u64, jitter_ms: u64) -> Latency {
+        Latency {
+            base_ms,
+            jitter_ms,
+            seed: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+    fn draw(&mut self) -> Duration {
+        // xorshift64: deterministic and dependency-free.
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        let jitter = if self.jitter_ms == 0 {
+            0
+        } else {
+            self.seed % (self.jitter_ms + 1)
+        };
+        Duration::from_millis(self.base_ms + jitter)
+    }
+}
+
+/// Per simulated second: clean answers and 429 answers, and the pace at its end.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Second {
+    pub ok: u64,
+    pub limited: u64,
+    /// Calls sent in this second (by send time).
+    pub sent: u64,
+    pub rate: f64,
+}
+
+/// Runs `secs` simulated seconds of a run with unlimited rows against
+/// `provider`, returning what happened in each second.
+pub(crate) fn run(
+    mode: RateMode,
+    max_concurrency: usize,
+    provider: &mut Provider,
+    latency: &mut Latency,
+    secs: u64,
+) -> Vec<Second> {
+    let base = Instant::now();
+    let at = |t: Duration| base + t;
+    let end = Duration::from_secs(secs);
+    let mut ctrl = Controller::new(Settings::new(mode, max_concurrency), base);
+    let mut seconds = vec![Second::default(); secs as usize];
+    // (answer time, send time), earliest first.
+    let mut flight: BinaryHeap<Reverse<(Duration, Duration)>> = BinaryHeap::new();
+    let mut now = Duration::ZERO;
+    loop {
+        while let Some(Reverse((ans, sent))) = flight.peek().copied() {
+            if ans > now {
+                break;
+            }
+            flight.pop();
+            let s = &mut seconds[(ans.as_secs() as usize).min(secs as usize - 1)];
+            ctrl.on_answer(ans - sent);
+            match provider.admit(ans.as_secs_f64()) {
+                Ok(()) => {
+                    s.ok += 1;
+                    ctrl.on_success(at(sent), at(ans));
+                }
+                Err(retry) => {
+                    s.limited += 1;
+                    ctrl.on_rate_limited(at(sent), Duration::from_secs(retry), at(ans));
+                }
+            }
+        }
+        if now >= end {
+            break;
+        }
+        let sec = &mut seconds[now.as_secs() as usize];
+        sec.rate = ctrl.rate();
+        let mut next = end;
+        if flight.len() < ctrl.target_concurrency() {
+            match ctrl.try_send(at(now)) {
+                Ok(()) => {
+                    flight.push(Reverse((now + latency.draw(), now)));
+                    sec.sent += 1;
+                    continue;
+                }
+                Err(when) => next = next.min(when - base),
+            }
+        }
+        if let Some(Reverse((ans, _))) = flight.peek() {
+            next = next.min(*ans);
+        }
+        now = next.max(now);
+    }
+    seconds
+}
+
+/// Clean answers per second over `[from, to)` and the share of 429s among
+/// all answers in it.
+pub(crate) fn summary(seconds: &[Second], from: usize, to: usize) -> (f64, f64) {
+    let w = &seconds[from..to];
+    let ok: u64 = w.iter().map(|s| s.ok).sum();
+    let limited: u64 = w.iter().map(|s| s.limited).sum();
+    (
+        ok as f64 / (to - from) as f64,
+        limited as f64 / (ok + limited).max(1) as f64,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn converges(limit: fn(f64) -> f64, l: f64, base_ms: u64, jitter_ms: u64) {
+        let mut p = Provider::new(limit);
+        let mut lat = Latency::new(base_ms, jitter_ms);
+        let s = run(RateMode::Auto { ceiling: None }, 512, &mut p, &mut lat, 180);
+        let (rate, share) = summary(&s, 10, 180);
+        eprintln!(
+            "L={l} latency {base_ms}+{jitter_ms} ms: {rate:.1} calls/s ({:.3} L), 429 share {share:.4}",
+            rate / l
+        );
+        assert!(rate >= 0.95 * l, "achieved {rate:.1} calls/s < 0.95 x {l}");
+        assert!(share <= 0.02, "429 share {share:.4} > 2 %");
+    }
+
+    #[test]
+    fn converges_to_limit_20() {
+        converges(|_| 20.0, 20.0, 50, 0);
+        converges(|_| 20.0, 20.0, 100, 400);
+    }
+
+    #[test]
+    fn converges_to_limit_100() {
+        converges(|_| 100.0, 100.0, 50, 0);
+        converges(|_| 100.0, 100.0, 100, 400);
+    }
+
+    #[test]
+    fn converges_to_limit_400() {
+        converges(|_| 400.0, 400.0, 50, 0);
+        converges(|_| 400.0, 400.0, 100, 400);
+    }
+
+    #[test]
+    fn follows_a_limit_that_drops_within_ten_seconds() {
+        for (base, jitter) in [(50, 0), (100, 400)] {
+            let mut p = Provider::new(|t| if t < 60.0 { 400.0 } else { 100.0 });
+            let mut lat = Latency::new(base, jitter);
+            let s = run(RateMode::Auto { ceiling: None }, 512, &mut p, &mut lat, 120);
+            let (rate, share) = summary(&s, 70, 120);
+            assert!(rate >= 0.95 * 100.0, "achieved {rate:.1} after the drop");
+            assert!(
+                share <= 0.02,
+                "429 share {share:.4} from 10 s after the drop"
+            );
+            let (first_rate, first) = summary(&s, 70, 80);
+            // A single ten-second window may hold one `Retry-After` pause.
+            assert!(
+                first_rate >= 0.9 * 100.0,
+                "achieved {first_rate:.1} 10 to 20 s after the drop"
+            );
+            assert!(
+                first <= 0.02,
+                "429 share {first:.4} 10 to 20 s after the drop"
+            );
+            // The pace may sit above the limit while the provider's
+            // one-second burst allowance absorbs it (what counts is accepted
+            // calls and 429s), but no longer anywhere near 400.
+            assert!(
+                s[70].rate <= 150.0,
+                "pace {} 10 s after the drop",
+                s[70].rate
+            );
+        }
+    }
+
+    #[test]
+    fn no_429_storm_after_a_provider_pause() {
+        for (base, jitter) in [(50, 0), (100, 400)] {
+            let mut p = Provider::new(|_| 100.0);
+            p.outage = Some((60.0, 65.0));
+            let mut lat = Latency::new(base, jitter);
+            let s = run(RateMode::Auto { ceiling: None }, 512, &mut p, &mut lat, 120);
+            // The pause itself: a handful of refusals, not one per waiting call.
+            let (_, during) = summary(&s, 60, 66);
+            let refused: u64 = s[60..66].iter().map(|x| x.limited).sum();
+            assert!(
+                refused <= 60,
+                "{refused} refusals ({during:.3}) around the pause"
+            );
+            let (rate, share) = summary(&s, 66, 120);
+            assert!(share <= 0.02, "429 share {share:.4} after the pause");
+            assert!(rate >= 0.9 * 100.0, "achieved {rate:.1} after the pause");
+        }
+    }
+
+    #[test]
+    fn fixed_rate_is_never_exceeded() {
+        // A provider far above the fixed rate: only the cap limits.
+        let mut p = Provider::new(|_| 10_000.0);
+        let mut lat = Latency::new(50, 100);
+        let s = run(RateMode::Fixed(40), 512, &mut p, &mut lat, 60);
+        for (i, sec) in s.iter().enumerate() {
+            assert!(
+                sec.sent <= 41,
+                "second {i}: {} calls at a fixed rate of 40",
+                sec.sent
+            );
+            assert!(sec.rate <= 40.0);
+        }
+        let total: u64 = s.iter().map(|x| x.sent).sum();
+        assert!(total <= 40 * 60 + 1, "{total} calls in 60 s at 40/s");
+        assert!(
+            total >= 40 * 58,
+            "{total} calls in 60 s at 40/s: the cap starves"
+        );
+    }
+}
