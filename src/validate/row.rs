@@ -6,11 +6,14 @@ use super::FieldError;
 use super::amount;
 use super::columns::{Col, Columns};
 use super::fields::{self, MAX_NAME_LEN, MAX_TEXT_LEN};
+use super::number::NumberFormat;
 use super::phone::Phones;
 use crate::config::{AmountUnit, Config};
 use crate::input::RawRow;
 use crate::payout::{Payout, SenderOverride};
 use anyhow::{Context, Result};
+use rust_decimal::Decimal;
+use std::collections::BTreeMap;
 use std::hash::{BuildHasher, RandomState};
 
 pub struct Validator {
@@ -21,6 +24,12 @@ pub struct Validator {
     default_payout_method: Option<String>,
     phones: Phones,
     ids: IdSet,
+    format: Option<NumberFormat>,
+    /// `max_amount` per upper-case currency code.
+    max_amount: BTreeMap<String, Decimal>,
+    /// `default_currency`, checked: used when the file has no currency
+    /// column.
+    default_currency: Option<(&'static str, u16)>,
 }
 
 impl Validator {
@@ -43,7 +52,34 @@ impl Validator {
             }
             _ => None,
         };
+        let default_currency = cfg
+            .default_currency
+            .as_deref()
+            .map(|c| fields::currency(c.trim()))
+            .transpose()
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "default_currency = {:?}: {e}",
+                    cfg.default_currency.as_deref().unwrap_or_default()
+                )
+            })
+            .context("invalid config")?;
+        let mut max_amount = BTreeMap::new();
+        for (code, max) in &cfg.max_amount {
+            let (code, _) = fields::currency(code.trim())
+                .map_err(|e| anyhow::anyhow!("[max_amount] {code:?}: {e}"))
+                .context("invalid config")?;
+            if *max <= Decimal::ZERO {
+                anyhow::bail!(
+                    "invalid config: [max_amount] {code} = {max} must be greater than zero"
+                );
+            }
+            max_amount.insert(code.to_owned(), *max);
+        }
         Ok(Validator {
+            format: cfg.number_format,
+            max_amount,
+            default_currency,
             columns,
             width,
             unit: cfg.amount_unit(),
@@ -139,7 +175,11 @@ impl Validator {
         let account_id = get(Col::AccountId);
         check(Col::AccountId, fields::identifier(account_id, "account_id"));
 
-        let currency = match fields::currency(get(Col::Currency)) {
+        let currency = match (columns.index(Col::Currency), self.default_currency) {
+            (None, Some(c)) => Ok(c),
+            _ => fields::currency(get(Col::Currency)),
+        };
+        let currency = match currency {
             Ok(c) => Some(c),
             Err(e) => {
                 check(Col::Currency, Err(e));
@@ -147,21 +187,27 @@ impl Validator {
             }
         };
         let amount_text = get(Col::Amount);
-        let amount = match amount::parse_plain(amount_text) {
-            Err(e) => {
-                check(Col::Amount, Err(e.to_string()));
+        let amount = match currency {
+            // Without a valid currency only the syntax can be checked.
+            None => {
+                if let Err(e) = amount::check_syntax(amount_text, self.format) {
+                    check(Col::Amount, Err(e.to_string()));
+                }
                 None
             }
-            Ok(plain) => match currency {
-                // Without a valid currency only the syntax can be checked.
-                None => None,
-                Some((code, exp)) => match amount::check_amount(&plain, code, exp, self.unit) {
-                    Ok(a) => Some(a),
-                    Err(e) => {
-                        check(Col::Amount, Err(e.to_string()));
-                        None
-                    }
-                },
+            Some((code, exp)) => match amount::parse_amount_with(
+                amount_text,
+                code,
+                exp,
+                self.unit,
+                self.format,
+                self.max_amount.get(code).copied(),
+            ) {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    check(Col::Amount, Err(e.to_string()));
+                    None
+                }
             },
         };
 
