@@ -6,6 +6,7 @@
 //! so row numbers stay those of the spreadsheet.
 
 mod delimited;
+mod text;
 mod workbook;
 
 pub use delimited::CsvSource;
@@ -39,6 +40,11 @@ pub trait RowSource {
     fn delimiter(&self) -> u8 {
         b','
     }
+    /// Things the user should know about how the file was read (its
+    /// encoding was guessed, a hidden sheet was skipped), as sentences.
+    fn notices(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// True when every cell is empty or spaces: such a row is skipped.
@@ -48,8 +54,13 @@ pub fn is_blank(fields: &StringRecord) -> bool {
 
 /// Opens `path` as the right kind of source, by its extension: a workbook
 /// for .xlsx, .xlsm, .xlsb, .xls and .ods, else CSV. `sheet` picks a
-/// worksheet of a workbook (default: the first) and is refused for CSV.
-pub fn open(path: &Path, sheet: Option<&str>) -> Result<Box<dyn RowSource>> {
+/// worksheet of a workbook (default: the first) and is refused for CSV;
+/// `encoding` is the config's key for CSV files.
+pub fn open(
+    path: &Path,
+    sheet: Option<&str>,
+    encoding: Option<&str>,
+) -> Result<Box<dyn RowSource>> {
     if is_workbook(path) {
         return Ok(Box::new(WorkbookSource::open(path, sheet)?));
     }
@@ -59,5 +70,5 @@ pub fn open(path: &Path, sheet: Option<&str>) -> Result<Box<dyn RowSource>> {
             path.display()
         );
     }
-    Ok(Box::new(CsvSource::open(path)?))
+    Ok(Box::new(CsvSource::open(path, encoding)?))
 }

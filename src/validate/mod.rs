@@ -124,7 +124,7 @@ pub fn scan(
     opts: &ScanOptions,
     mut on_row: impl FnMut(RowOutcome<'_>) -> Result<()>,
 ) -> Result<Summary> {
-    let mut source = input::open(path, opts.sheet.as_deref())?;
+    let mut source = input::open(path, opts.sheet.as_deref(), cfg.encoding.as_deref())?;
     let header = source.header();
     let columns = columns::Columns::resolve(
         header.fields.iter(),
