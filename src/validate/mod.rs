@@ -126,13 +126,18 @@ pub fn scan(
 ) -> Result<Summary> {
     let mut source = input::open(path, opts.sheet.as_deref(), cfg.encoding.as_deref())?;
     let header = source.header();
-    let columns = columns::Columns::resolve(
-        header.fields.iter(),
-        &cfg.columns,
-        cfg.default_payout_method_id
-            .as_deref()
-            .is_none_or(|m| m.trim().is_empty()),
-    )
+    let mut optional = Vec::new();
+    if cfg
+        .default_payout_method_id
+        .as_deref()
+        .is_some_and(|m| !m.trim().is_empty())
+    {
+        optional.push(columns::Col::PayoutMethodId);
+    }
+    if cfg.default_currency.is_some() {
+        optional.push(columns::Col::Currency);
+    }
+    let columns = columns::Columns::resolve(header.fields.iter(), &cfg.columns, &optional)
     .with_context(|| format!("cannot validate {}", path.display()))?;
     let mut validator = Validator::new(columns, header.fields.len(), cfg)?;
     let mut rejected_out = match &opts.rejected_path {

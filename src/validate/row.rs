@@ -423,12 +423,12 @@ mod tests {
 
     fn validator(cfg: &str, header: &[&str]) -> Validator {
         let cfg = Config::parse(cfg).unwrap();
-        let cols = Columns::resolve(
-            header.iter().copied(),
-            &cfg.columns,
-            cfg.default_payout_method_id.is_none(),
-        )
-        .unwrap();
+        let optional: &[Col] = if cfg.default_payout_method_id.is_none() {
+            &[]
+        } else {
+            &[Col::PayoutMethodId]
+        };
+        let cols = Columns::resolve(header.iter().copied(), &cfg.columns, optional).unwrap();
         Validator::new(cols, header.len(), &cfg).unwrap()
     }
 
@@ -594,7 +594,7 @@ mod tests {
     #[test]
     fn bad_config_values_fail_once() {
         let cfg = Config::parse("default_phone_region = \"XX1\"").unwrap();
-        let cols = Columns::resolve(HEADER.iter().copied(), &cfg.columns, true).unwrap();
+        let cols = Columns::resolve(HEADER.iter().copied(), &cfg.columns, &[]).unwrap();
         let err = Validator::new(cols, HEADER.len(), &cfg).err().unwrap();
         assert!(format!("{err:#}").contains("default_phone_region"));
     }
@@ -687,7 +687,7 @@ mod tests {
             columns: map,
             ..Config::default()
         };
-        let cols = Columns::resolve(header, &cfg.columns, true).unwrap();
+        let cols = Columns::resolve(header, &cfg.columns, &[]).unwrap();
         let mut v = Validator::new(cols, header.len(), &cfg).unwrap();
         let errs = v
             .check(&raw(3, &["0701", "1 000", "XOF", "Awa", "Koné", "momo"]))
