@@ -87,14 +87,8 @@ impl Col {
 fn ignored(c: char) -> bool {
     matches!(
         c,
-        '_' | '-'
-            | '.'
-            | '\''
-            | '\u{2019}'
-            | '\u{feff}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2060}'
-            | '\u{ad}'
+        '_' | '-' | '.' | '\'' | '\u{2019}' | '\u{feff}' | '\u{200b}'
+            ..='\u{200f}' | '\u{2060}' | '\u{ad}'
     ) || c.is_whitespace()
         || c.is_control()
 }
@@ -121,7 +115,11 @@ fn fold(c: char) -> &'static str {
 /// separators and invisible characters.
 pub fn normalize(header: &str) -> String {
     let mut key = String::with_capacity(header.len());
-    for c in header.chars().filter(|c| !ignored(*c)).flat_map(char::to_lowercase) {
+    for c in header
+        .chars()
+        .filter(|c| !ignored(*c))
+        .flat_map(char::to_lowercase)
+    {
         match fold(c) {
             "" => key.push(c),
             base => key.push_str(base),
@@ -211,7 +209,11 @@ pub fn excerpt(header: &str) -> String {
 }
 
 fn listed(headers: &[String]) -> String {
-    let mut list: Vec<String> = headers.iter().take(SHOWN_HEADERS).map(|h| excerpt(h)).collect();
+    let mut list: Vec<String> = headers
+        .iter()
+        .take(SHOWN_HEADERS)
+        .map(|h| excerpt(h))
+        .collect();
     if headers.len() > SHOWN_HEADERS {
         list.push(format!("and {} more", headers.len() - SHOWN_HEADERS));
     }
@@ -414,13 +416,9 @@ mod tests {
 
     #[test]
     fn missing_columns_are_all_named_with_headers_found() {
-        let err = resolve(
-            &["account_id", "Net", "beneficiary_firstname"],
-            &[],
-            true,
-        )
-        .unwrap_err()
-        .to_string();
+        let err = resolve(&["account_id", "Net", "beneficiary_firstname"], &[], true)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains(
                 "missing required columns amount, currency, beneficiary_lastname, payout_method_id"
@@ -455,7 +453,9 @@ mod tests {
         let mut h = BASE.to_vec();
         let huge = format!("amount{}", "x".repeat(1_000_000));
         h.push(&huge);
-        let err = resolve(&h, &[(&huge, "amount")], false).unwrap_err().to_string();
+        let err = resolve(&h, &[(&huge, "amount")], false)
+            .unwrap_err()
+            .to_string();
         assert!(err.len() < 500, "{} bytes", err.len());
     }
 
@@ -481,7 +481,10 @@ mod tests {
             true,
         );
         let err = cols.unwrap_err().to_string();
-        assert!(err.contains("missing required column payout_method_id"), "{err}");
+        assert!(
+            err.contains("missing required column payout_method_id"),
+            "{err}"
+        );
         assert!(err.contains("\"Statut\", \"Service\""), "{err}");
         let cols = resolve(
             &[
@@ -519,7 +522,15 @@ mod tests {
         assert_eq!(cols.unused(), [(9, "Statut".to_owned())]);
         // A zero-width space or no-break space inside a header.
         let cols = resolve(
-            &["transaction\u{200b}_id", "account\u{a0}id", "amount", "currency", "Prénom", "Nom", "payout_method_id"],
+            &[
+                "transaction\u{200b}_id",
+                "account\u{a0}id",
+                "amount",
+                "currency",
+                "Prénom",
+                "Nom",
+                "payout_method_id",
+            ],
             &[],
             true,
         )

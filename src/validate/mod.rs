@@ -109,9 +109,26 @@ pub struct Summary {
     pub rows: u64,
     pub valid: u64,
     pub rejected: u64,
+    /// Rows left out by the config's `[skip]` rule: neither paid nor
+    /// rejected. `rows = valid + rejected + skipped`.
+    pub skipped: u64,
+    /// The first [`MAX_LISTED`] skipped rows.
+    pub skipped_rows: Vec<u64>,
     /// Per currency, over the valid rows only.
     pub currencies: BTreeMap<String, CurrencyTotal>,
+    /// Headers of the file payrun does not read, in file order.
+    pub unused_columns: Vec<String>,
+    /// Valid rows paying the same account the same amount in the same
+    /// currency as an earlier row: often a row pasted twice.
+    pub repeated: u64,
+    /// The first [`MAX_LISTED`] of them: `[row, first row]`.
+    pub repeated_rows: Vec<[u64; 2]>,
+    /// How the file was read, as sentences ("read as Windows-1252").
+    pub notices: Vec<String>,
 }
+
+/// Rows listed by number in the summary; the rest are counted.
+pub const MAX_LISTED: usize = 100;
 
 /// Streams the file (CSV, or a workbook), validates each row, calls `on_row`
 /// for each, writes the rejected file when asked, and returns the summary.
@@ -138,23 +155,59 @@ pub fn scan(
         optional.push(columns::Col::Currency);
     }
     let columns = columns::Columns::resolve(header.fields.iter(), &cfg.columns, &optional)
-    .with_context(|| format!("cannot validate {}", path.display()))?;
-    let mut validator = Validator::new(columns, header.fields.len(), cfg)?;
+        .with_context(|| format!("cannot validate {}", path.display()))?;
+    let skip = match &cfg.skip {
+        Some(rule) => Some(skip_rule(rule, header)?),
+        None => None,
+    };
+    let unused_columns: Vec<String> = columns.unused().iter().map(|(_, h)| h.clone()).collect();
+    let skip_index = skip.as_ref().map(|(i, _)| *i);
+    let mut validator = Validator::new(columns, header.fields.len(), cfg, skip_index)?;
     let mut rejected_out = match &opts.rejected_path {
         Some(p) => Some(RejectedWriter::create(p, header, source.delimiter())?),
         None => None,
     };
 
-    let mut summary = Summary::default();
+    let mut summary = Summary {
+        unused_columns,
+        notices: source.notices(),
+        ..Summary::default()
+    };
+    let repeat_keys = std::hash::RandomState::new();
+    let mut seen: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     let mut raw = RawRow::default();
     while source
         .next_row(&mut raw)
         .with_context(|| format!("cannot validate {}", path.display()))?
     {
         summary.rows += 1;
+        if let Some((i, values)) = &skip
+            && raw
+                .fields
+                .get(*i)
+                .is_some_and(|v| values.contains(&columns::normalize(v)))
+        {
+            summary.skipped += 1;
+            if summary.skipped_rows.len() < MAX_LISTED {
+                summary.skipped_rows.push(raw.row);
+            }
+            continue;
+        }
         match validator.check(&raw) {
             Ok(payout) => {
                 summary.valid += 1;
+                let key = std::hash::BuildHasher::hash_one(
+                    &repeat_keys,
+                    (&payout.account_id, &payout.currency, &payout.wire_amount),
+                );
+                if let Some(first) = seen.get(&key) {
+                    summary.repeated += 1;
+                    if summary.repeated_rows.len() < MAX_LISTED {
+                        summary.repeated_rows.push([payout.row, *first]);
+                    }
+                } else {
+                    seen.insert(key, payout.row);
+                }
                 let entry = summary
                     .currencies
                     .entry(payout.currency.clone())
@@ -189,6 +242,30 @@ pub fn scan(
         w.finish()?;
     }
     Ok(summary)
+}
+
+/// The `[skip]` rule's column index in `header` and its values, folded.
+fn skip_rule(rule: &SkipRule, header: &RawRow) -> Result<(usize, Vec<String>)> {
+    let wanted = columns::normalize(&rule.column);
+    let Some(i) = header
+        .fields
+        .iter()
+        .position(|h| columns::normalize(h) == wanted)
+    else {
+        anyhow::bail!(
+            "the config's [skip] rule names the column {}, which is not a header of the file: write the header as it appears in the file's first row",
+            columns::excerpt(&rule.column)
+        );
+    };
+    if rule.values.is_empty() {
+        anyhow::bail!(
+            "the config's [skip] rule has no values: list the values that mark a row as not to be paid, e.g. values = [\"annulé\", \"non\"]"
+        );
+    }
+    Ok((
+        i,
+        rule.values.iter().map(|v| columns::normalize(v)).collect(),
+    ))
 }
 
 /// Writes `rejected.csv`: the header and the rejected rows as they came in,
@@ -358,6 +435,15 @@ pub fn command(args: ValidateArgs) -> Result<i32> {
     })
 }
 
+fn rows_list(rows: impl Iterator<Item = u64>) -> String {
+    let rows: Vec<String> = rows.map(|r| r.to_string()).collect();
+    format!(
+        "row{} {}",
+        if rows.len() == 1 { "" } else { "s" },
+        rows.join(", ")
+    )
+}
+
 fn write_text(
     out: &mut impl Write,
     args: &ValidateArgs,
@@ -374,6 +460,48 @@ fn write_text(
         summary.valid,
         summary.rejected
     )?;
+    for notice in &summary.notices {
+        writeln!(out, "Note: {notice}")?;
+    }
+    if !summary.unused_columns.is_empty() {
+        let shown: Vec<String> = summary
+            .unused_columns
+            .iter()
+            .map(|h| columns::excerpt(h))
+            .collect();
+        writeln!(out, "Columns not read: {}", shown.join(", "))?;
+    }
+    if summary.skipped > 0 {
+        writeln!(
+            out,
+            "Skipped by the config's [skip] rule, not paid: {} row{} ({}{})",
+            summary.skipped,
+            if summary.skipped == 1 { "" } else { "s" },
+            rows_list(summary.skipped_rows.iter().copied()),
+            if summary.skipped > summary.skipped_rows.len() as u64 {
+                ", ..."
+            } else {
+                ""
+            }
+        )?;
+    }
+    if summary.repeated > 0 {
+        writeln!(
+            out,
+            "Same account, amount and currency as an earlier row (pasted twice?): {}{}",
+            summary
+                .repeated_rows
+                .iter()
+                .map(|[r, first]| format!("row {r} repeats row {first}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if summary.repeated > summary.repeated_rows.len() as u64 {
+                ", ..."
+            } else {
+                ""
+            }
+        )?;
+    }
     if !summary.currencies.is_empty() {
         writeln!(out, "\nValid rows per currency:")?;
         writeln!(out, "  {:<8} {:>9} {:>20}", "currency", "rows", "total")?;

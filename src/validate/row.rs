@@ -30,12 +30,55 @@ pub struct Validator {
     /// `default_currency`, checked: used when the file has no currency
     /// column.
     default_currency: Option<(&'static str, u16)>,
+    /// Columns payrun does not read whose name says whether to pay the row
+    /// (`Statut`, `pay`): field index and header.
+    status_columns: Vec<(usize, String)>,
 }
+
+/// Headers (normalized) of columns that often say whether to pay a row.
+const STATUS_HEADERS: [&str; 10] = [
+    "status", "statut", "pay", "payer", "apayer", "paid", "etat", "state", "valide", "actif",
+];
+/// Cell values (normalized) that mark a row as not to be paid.
+const NOT_TO_PAY: [&str; 16] = [
+    "no",
+    "non",
+    "n",
+    "false",
+    "faux",
+    "0",
+    "cancelled",
+    "canceled",
+    "annule",
+    "annulee",
+    "suspendu",
+    "suspended",
+    "bloque",
+    "blocked",
+    "stop",
+    "inactif",
+];
 
 impl Validator {
     /// Checks the config keys the rules depend on, so a bad one is reported
     /// once rather than on every row.
-    pub fn new(columns: Columns, width: usize, cfg: &Config) -> Result<Validator> {
+    /// `skip_column`: the field index of the config's `[skip]` rule, which
+    /// handles that column itself.
+    pub fn new(
+        columns: Columns,
+        width: usize,
+        cfg: &Config,
+        skip_column: Option<usize>,
+    ) -> Result<Validator> {
+        let status_columns = columns
+            .unused()
+            .iter()
+            .filter(|(i, h)| {
+                Some(*i) != skip_column
+                    && STATUS_HEADERS.contains(&super::columns::normalize(h).as_str())
+            })
+            .cloned()
+            .collect();
         let phone_region = cfg
             .default_phone_region
             .as_deref()
@@ -77,6 +120,7 @@ impl Validator {
             max_amount.insert(code.to_owned(), *max);
         }
         Ok(Validator {
+            status_columns,
             format: cfg.number_format,
             max_amount,
             default_currency,
@@ -105,6 +149,22 @@ impl Validator {
                 ),
             });
             return Err(errors);
+        }
+
+        // A column payrun does not read says not to pay this row: never
+        // pay it silently.
+        for (i, header) in &self.status_columns {
+            let value = raw.fields.get(*i).unwrap_or_default();
+            if NOT_TO_PAY.contains(&super::columns::normalize(value).as_str()) {
+                errors.push(FieldError {
+                    row: raw.row,
+                    column: header.clone(),
+                    value: value.to_owned(),
+                    message: format!(
+                        "payrun does not read this column, and it marks the row as not to be paid: remove the row, or add a skip rule to the config so such rows are left out and listed: [skip] column = {header:?}, values = [{value:?}]"
+                    ),
+                });
+            }
         }
 
         // Columns whose cell holds a spreadsheet error are reported once and
@@ -429,7 +489,7 @@ mod tests {
             &[Col::PayoutMethodId]
         };
         let cols = Columns::resolve(header.iter().copied(), &cfg.columns, optional).unwrap();
-        Validator::new(cols, header.len(), &cfg).unwrap()
+        Validator::new(cols, header.len(), &cfg, None).unwrap()
     }
 
     fn raw(row: u64, cells: &[&str]) -> RawRow {
@@ -595,7 +655,9 @@ mod tests {
     fn bad_config_values_fail_once() {
         let cfg = Config::parse("default_phone_region = \"XX1\"").unwrap();
         let cols = Columns::resolve(HEADER.iter().copied(), &cfg.columns, &[]).unwrap();
-        let err = Validator::new(cols, HEADER.len(), &cfg).err().unwrap();
+        let err = Validator::new(cols, HEADER.len(), &cfg, None)
+            .err()
+            .unwrap();
         assert!(format!("{err:#}").contains("default_phone_region"));
     }
 
@@ -688,7 +750,7 @@ mod tests {
             ..Config::default()
         };
         let cols = Columns::resolve(header, &cfg.columns, &[]).unwrap();
-        let mut v = Validator::new(cols, header.len(), &cfg).unwrap();
+        let mut v = Validator::new(cols, header.len(), &cfg, None).unwrap();
         let errs = v
             .check(&raw(3, &["0701", "1 000", "XOF", "Awa", "Koné", "momo"]))
             .unwrap_err();
