@@ -772,6 +772,11 @@ mod workbooks {
             "{}",
             stderr(&o)
         );
+        assert!(
+            stderr(&o).contains("worksheets are \"Résumé\", \"Paie\": if the payroll is on another one, choose it with --sheet NAME"),
+            "{}",
+            stderr(&o)
+        );
 
         let o = validate(
             dir.path(),
@@ -940,6 +945,49 @@ mod workbooks {
                 "2025-03-31"
             ]
         );
+    }
+
+    /// A hidden first sheet (lookups, an old version) is skipped, with a
+    /// notice; --sheet still reaches it.
+    #[test]
+    fn hidden_first_sheet_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut book = Workbook::new();
+        let old = book.add_worksheet().set_name("Ancien").unwrap();
+        old.write_string(0, 0, "vieux").unwrap();
+        old.set_hidden(true);
+        let sheet = book.add_worksheet().set_name("Paie").unwrap();
+        // A workbook's active sheet cannot be hidden.
+        sheet.set_active(true);
+        for (c, h) in [
+            "Numéro",
+            "Montant",
+            "Devise",
+            "Prénom",
+            "Nom",
+            "Mode de paiement",
+        ]
+        .iter()
+        .enumerate()
+        {
+            sheet.write_string(0, c as u16, *h).unwrap();
+        }
+        sheet.write_string(1, 0, "2250701020304").unwrap();
+        sheet.write_number(1, 1, 25000.0).unwrap();
+        for (c, v) in ["XOF", "Awa", "Koné", "momo"].iter().enumerate() {
+            sheet.write_string(1, c as u16 + 2, *v).unwrap();
+        }
+        let path = dir.path().join("paie.xlsx");
+        book.save(&path).unwrap();
+        let o = validate(dir.path(), &[path.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let v = json(&o);
+        assert!(
+            v["notices"][0].as_str().unwrap().contains("\"Ancien\""),
+            "{v}"
+        );
+        let o = validate(dir.path(), &[path.to_str().unwrap(), "--sheet", "Ancien"]);
+        assert_eq!(o.status.code(), Some(1));
     }
 
     #[test]

@@ -45,6 +45,11 @@ pub trait RowSource {
     fn notices(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The worksheets of a workbook (empty for CSV), to list when the
+    /// chosen sheet has no payroll headers.
+    fn sheets(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// True when every cell is empty or spaces: such a row is skipped.

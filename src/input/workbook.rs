@@ -12,7 +12,7 @@
 
 use super::{RawRow, RowSource, is_blank};
 use anyhow::{Context, Result, anyhow, bail};
-use calamine::{Data, Range, Reader, Sheets, open_workbook};
+use calamine::{Data, Range, Reader, SheetType, SheetVisible, Sheets, open_workbook};
 use csv::StringRecord;
 use std::path::Path;
 
@@ -27,6 +27,9 @@ pub fn is_workbook(path: &Path) -> bool {
 }
 
 pub struct WorkbookSource {
+    /// Every sheet's name, for the message when the headers are not found.
+    sheets: Vec<String>,
+    notices: Vec<String>,
     range: Range<Data>,
     /// Absolute index (0-based) of the range's first row and column.
     first_row: u32,
@@ -71,16 +74,37 @@ impl WorkbookSource {
                     )
                 })?
                 .clone(),
-            None => names
-                .first()
-                .ok_or_else(|| anyhow!("{name} has no worksheet"))?
-                .clone(),
+            // The first visible worksheet: a hidden first sheet holds
+            // lookups or an old version, not what the author sees.
+            None => book
+                .sheets_metadata()
+                .iter()
+                .find(|s| s.visible == SheetVisible::Visible && s.typ == SheetType::WorkSheet)
+                .map(|s| s.name.clone())
+                .or_else(|| names.first().cloned())
+                .ok_or_else(|| anyhow!("{name} has no worksheet"))?,
         };
+        let mut notices = Vec::new();
+        let hidden: Vec<String> = book
+            .sheets_metadata()
+            .iter()
+            .take_while(|s| s.name != sheet_name)
+            .filter(|s| s.visible != SheetVisible::Visible)
+            .map(|s| s.name.clone())
+            .collect();
+        if sheet.is_none() && !hidden.is_empty() {
+            notices.push(format!(
+                "read worksheet {sheet_name:?}, the first visible one (hidden before it: {}); choose another with --sheet",
+                quoted(&hidden)
+            ));
+        }
         let range = book
             .worksheet_range(&sheet_name)
             .map_err(|e| fail(&e))
             .with_context(|| format!("worksheet {sheet_name:?}"))?;
         let mut src = WorkbookSource {
+            sheets: names.clone(),
+            notices,
             first_row: range.start().map_or(0, |(r, _)| r),
             range,
             next: 0,
@@ -108,6 +132,14 @@ fn quoted(names: &[String]) -> String {
 impl RowSource for WorkbookSource {
     fn header(&self) -> &RawRow {
         &self.header
+    }
+
+    fn notices(&self) -> Vec<String> {
+        self.notices.clone()
+    }
+
+    fn sheets(&self) -> Vec<String> {
+        self.sheets.clone()
     }
 
     fn next_row(&mut self, out: &mut RawRow) -> Result<bool> {

@@ -154,7 +154,19 @@ pub fn scan(
     if cfg.default_currency.is_some() {
         optional.push(columns::Col::Currency);
     }
+    let sheets = source.sheets();
     let columns = columns::Columns::resolve(header.fields.iter(), &cfg.columns, &optional)
+        .map_err(|e| {
+            if sheets.len() > 1 {
+                let list: Vec<String> = sheets.iter().map(|s| columns::excerpt(s)).collect();
+                anyhow::anyhow!(
+                    "{e}. This workbook's worksheets are {}: if the payroll is on another one, choose it with --sheet NAME",
+                    list.join(", ")
+                )
+            } else {
+                e
+            }
+        })
         .with_context(|| format!("cannot validate {}", path.display()))?;
     let skip = match &cfg.skip {
         Some(rule) => Some(skip_rule(rule, header)?),
