@@ -158,6 +158,7 @@ impl RowSource for CsvSource {
 
     fn next_row(&mut self, out: &mut RawRow) -> Result<bool> {
         out.cell_errors.clear();
+        out.numeric.clear();
         loop {
             let mut record = std::mem::take(&mut out.fields).into_byte_record();
             let more = self

@@ -26,6 +26,11 @@ pub struct RawRow {
     /// Cells that held a spreadsheet error (`#REF!`, `#DIV/0!`): field index
     /// and the error as the spreadsheet shows it. Always empty for CSV.
     pub cell_errors: Vec<(usize, String)>,
+    /// Field indices of cells that were numbers in a workbook (their text
+    /// is the number's digits): an identifier there may have lost leading
+    /// zeros, digits past the 15th, or a phone number's `+`. Always empty
+    /// for CSV.
+    pub numeric: Vec<usize>,
 }
 
 /// A stream of rows: the header row first (read when the source is opened),

@@ -149,12 +149,17 @@ impl RowSource for WorkbookSource {
             self.next += 1;
             out.fields.clear();
             out.cell_errors.clear();
+            out.numeric.clear();
             for col in 0..width {
                 let cell = self.range.get((i, col)).unwrap_or(&Data::Empty);
                 match cell {
                     Data::Error(e) => {
                         out.cell_errors.push((col, e.to_string()));
                         out.fields.push_field(&e.to_string());
+                    }
+                    Data::Float(_) | Data::Int(_) => {
+                        out.numeric.push(col);
+                        out.fields.push_field(&cell_text(cell));
                     }
                     other => out.fields.push_field(&cell_text(other)),
                 }

@@ -222,6 +222,10 @@ impl Validator {
                 let ok = check(Col::TransactionId, fields::identifier(id, "transaction_id"))
                     && check(
                         Col::TransactionId,
+                        numeric_identifier(raw, columns.index(Col::TransactionId), id),
+                    )
+                    && check(
+                        Col::TransactionId,
                         self.ids.insert(id, raw.row).map_err(|first| {
                             format!(
                                 "transaction_id {id:?} is already used on row {first}: every payout needs its own id (a repeated id is how the provider recognises a payment already made), so give this row a new one or delete it if it is a duplicate"
@@ -233,7 +237,9 @@ impl Validator {
         };
 
         let account_id = get(Col::AccountId);
-        check(Col::AccountId, fields::identifier(account_id, "account_id"));
+        if check(Col::AccountId, fields::identifier(account_id, "account_id")) {
+            check(Col::AccountId, numeric_identifier(raw, columns.index(Col::AccountId), account_id));
+        }
 
         let currency = match (columns.index(Col::Currency), self.default_currency) {
             (None, Some(c)) => Ok(c),
@@ -304,8 +310,22 @@ impl Validator {
 
         let phones = &mut self.phones;
         let mut phone = |col: Col| -> Option<String> {
+            // A number cell lost the `+`: its digits may still be a valid
+            // international number.
+            let numeric = columns.index(col).is_some_and(|i| raw.numeric.contains(&i));
             match get(col) {
                 "" => None,
+                p if numeric && p.bytes().all(|b| b.is_ascii_digit()) => {
+                    match phones.normalize(&format!("+{p}")) {
+                        Ok(e164) => Some(e164),
+                        Err(_) => {
+                            check(col, Err(format!(
+                                "the cell is a number, so it holds no `+` and no leading zero, and {p} is not a valid international number: format the column as Text and type the number as +CC..."
+                            )));
+                            None
+                        }
+                    }
+                }
                 p => match phones.normalize(p) {
                     Ok(e164) => Some(e164),
                     Err(e) => {
@@ -363,6 +383,25 @@ impl Validator {
             }
         }
     }
+}
+
+/// Significant digits a spreadsheet keeps in a number cell.
+const SPREADSHEET_DIGITS: usize = 15;
+
+/// An identifier read from a workbook's number cell: past 15 digits the
+/// spreadsheet has rounded it (another account), and a fraction or
+/// exponent is not an identifier.
+fn numeric_identifier(raw: &RawRow, index: Option<usize>, value: &str) -> Result<(), String> {
+    if !index.is_some_and(|i| raw.numeric.contains(&i)) {
+        return Ok(());
+    }
+    let digits = value.bytes().filter(u8::is_ascii_digit).count();
+    if digits > SPREADSHEET_DIGITS || value.contains('.') {
+        return Err(format!(
+            "the cell is a number, and spreadsheets keep only {SPREADSHEET_DIGITS} significant digits and drop leading zeros, so this may not be the identifier that was typed: format the column as Text and type the identifiers again"
+        ));
+    }
+    Ok(())
 }
 
 /// The transaction ids seen so far, held compactly: a fingerprint of each
@@ -497,6 +536,7 @@ mod tests {
             row,
             fields: StringRecord::from(cells.to_vec()),
             cell_errors: Vec::new(),
+            numeric: Vec::new(),
         }
     }
 
@@ -686,6 +726,30 @@ mod tests {
         assert_eq!(errs[0].column, "amount");
         assert_eq!(errs[0].value, "#REF!");
         assert!(errs[0].message.contains("spreadsheet error #REF!"));
+    }
+
+    /// Number cells from a workbook: a phone that lost its `+` is read as
+    /// international; an account past 15 digits was rounded and is refused.
+    #[test]
+    fn numeric_cells_in_identifier_columns() {
+        let mut v = validator("", &HEADER);
+        let mut cells = good("");
+        cells[8] = "2250701020304".into();
+        cells[1] = "1234567890123460000".into();
+        let mut r = raw(3, &cells.iter().map(String::as_str).collect::<Vec<_>>());
+        r.numeric = vec![1, 8];
+        let errs = v.check(&r).unwrap_err();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].column, "account_id");
+        assert!(errs[0].message.contains("format the column as Text"));
+        cells[1] = "2250701020304".into();
+        let mut r = raw(3, &cells.iter().map(String::as_str).collect::<Vec<_>>());
+        r.numeric = vec![1, 8];
+        let p = v.check(&r).unwrap();
+        assert_eq!(p.beneficiary_phone.as_deref(), Some("+2250701020304"));
+        // The same digits typed as text in a CSV still need the `+`.
+        r.numeric.clear();
+        assert!(v.check(&r).is_err());
     }
 
     #[test]
