@@ -991,6 +991,67 @@ mod workbooks {
         assert_eq!(o.status.code(), Some(1));
     }
 
+    /// A TOTAL row at the bottom is a control total, not a payout and not
+    /// a reason to reject the file; one that does not match is refused.
+    #[test]
+    fn totals_row_is_a_control_total() {
+        let dir = tempfile::tempdir().unwrap();
+        let make = |total: &str, label: &str| {
+            let mut book = Workbook::new();
+            let sheet = book.add_worksheet().set_name("Paie").unwrap();
+            for (c, h) in [
+                "Numéro",
+                "Montant",
+                "Devise",
+                "Prénom",
+                "Nom",
+                "Mode de paiement",
+            ]
+            .iter()
+            .enumerate()
+            {
+                sheet.write_string(0, c as u16, *h).unwrap();
+            }
+            for (r, (acct, amount)) in [("2250701020304", 25000.0), ("2250701020305", 30000.0)]
+                .into_iter()
+                .enumerate()
+            {
+                let r = r as u32 + 1;
+                sheet.write_string(r, 0, acct).unwrap();
+                sheet.write_number(r, 1, amount).unwrap();
+                for (c, v) in ["XOF", "Awa", "Koné", "momo"].iter().enumerate() {
+                    sheet.write_string(r, c as u16 + 2, *v).unwrap();
+                }
+            }
+            sheet.write_string(3, 4, label).unwrap();
+            sheet
+                .write_formula(3, 1, Formula::new("=SUM(B2:B3)").set_result(total))
+                .unwrap();
+            let path = dir.path().join(format!("paie-{total}.xlsx"));
+            book.save(&path).unwrap();
+            path
+        };
+        let ok = make("55000", "Total général");
+        let o = validate(dir.path(), &[ok.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let v = json(&o);
+        assert_eq!(v["valid"], 2);
+        assert_eq!(v["control_total"]["row"], 4);
+        assert_eq!(v["control_total"]["total"], "55000");
+        assert!(
+            v["notices"][0].as_str().unwrap().contains("totals row"),
+            "{v}"
+        );
+        let bad = make("60000", "TOTAL");
+        let o = validate(dir.path(), &[bad.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stdout(&o).contains("row 4: this is a totals row of 60000 XOF, but the valid rows above add up to 55000 XOF"),
+            "{}",
+            stdout(&o)
+        );
+    }
+
     #[test]
     fn unknown_sheet_and_broken_workbook_exit_1() {
         let dir = tempfile::tempdir().unwrap();

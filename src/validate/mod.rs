@@ -125,6 +125,16 @@ pub struct Summary {
     pub repeated_rows: Vec<[u64; 2]>,
     /// How the file was read, as sentences ("read as Windows-1252").
     pub notices: Vec<String>,
+    /// A totals row at the bottom of the sheet, used as a control total
+    /// (never paid): its row and amount.
+    pub control_total: Option<ControlTotal>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ControlTotal {
+    pub row: u64,
+    pub currency: String,
+    pub total: Decimal,
 }
 
 /// Rows listed by number in the summary; the rest are counted.
@@ -205,6 +215,35 @@ pub fn scan(
             }
             continue;
         }
+        match totals_row(&raw, validator.columns(), &summary, cfg) {
+            Totals::NotTotals => {}
+            Totals::Matches(total) => {
+                summary.notices.push(format!(
+                    "row {} is a totals row ({} {}), equal to the sum of the rows above: used as a control total, not paid",
+                    raw.row, total.total, total.currency
+                ));
+                summary.control_total = Some(total);
+                continue;
+            }
+            Totals::Differs(message) => {
+                summary.rejected += 1;
+                let rejected = Rejected {
+                    row: raw.row,
+                    raw: raw.fields.iter().map(str::to_owned).collect(),
+                    errors: vec![FieldError {
+                        row: raw.row,
+                        column: String::new(),
+                        value: String::new(),
+                        message,
+                    }],
+                };
+                if let Some(w) = rejected_out.as_mut() {
+                    w.write(&rejected)?;
+                }
+                on_row(RowOutcome::Rejected(&rejected))?;
+                continue;
+            }
+        }
         match validator.check(&raw) {
             Ok(payout) => {
                 summary.valid += 1;
@@ -254,6 +293,61 @@ pub fn scan(
         w.finish()?;
     }
     Ok(summary)
+}
+
+enum Totals {
+    NotTotals,
+    Matches(ControlTotal),
+    Differs(String),
+}
+
+/// Whether `raw` is a totals row: no account, and a cell labelled total
+/// (`TOTAL`, `Total général`) or an amount equal to the sum of the valid
+/// rows above (one currency). Such a row is a control total, not a payout.
+fn totals_row(raw: &RawRow, cols: &columns::Columns, summary: &Summary, cfg: &Config) -> Totals {
+    use columns::Col;
+    let cell = |c: Col| {
+        cols.index(c)
+            .and_then(|i| raw.fields.get(i))
+            .map_or("", fields::clean)
+    };
+    if !cell(Col::AccountId).is_empty() || summary.valid == 0 {
+        return Totals::NotTotals;
+    }
+    let labelled = raw.fields.iter().any(|f| {
+        let k = columns::normalize(f);
+        k.starts_with("total") || k == "somme" || k == "grandtotal"
+    });
+    let single = (summary.currencies.len() == 1)
+        .then(|| summary.currencies.iter().next())
+        .flatten();
+    let parsed = single.and_then(|(code, sum)| {
+        let (code, exp) = fields::currency(code).ok()?;
+        let a = amount::parse_amount_with(
+            cell(Col::Amount),
+            code,
+            exp,
+            crate::config::AmountUnit::Minor,
+            cfg.number_format,
+            Some(Decimal::MAX),
+        )
+        .ok()?;
+        Some((code, a.value, sum.total))
+    });
+    match (parsed, labelled) {
+        (Some((code, value, sum)), _) if value == sum => Totals::Matches(ControlTotal {
+            row: raw.row,
+            currency: code.to_owned(),
+            total: value,
+        }),
+        (Some((code, value, sum)), true) => Totals::Differs(format!(
+            "this is a totals row of {value} {code}, but the valid rows above add up to {sum} {code}: a row may be missing, changed or rejected; correct the rows or the total"
+        )),
+        (None, true) => Totals::Differs(
+            "this looks like a totals row, but its amount cannot be compared with the rows above (several currencies, or no amount): remove the row from the file".to_owned(),
+        ),
+        _ => Totals::NotTotals,
+    }
 }
 
 /// The `[skip]` rule's column index in `header` and its values, folded.

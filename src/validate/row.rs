@@ -133,6 +133,11 @@ impl Validator {
         })
     }
 
+    /// Where the file's columns are.
+    pub fn columns(&self) -> &Columns {
+        &self.columns
+    }
+
     /// Validates one row. Every rule runs, so the user sees all the row's
     /// mistakes at once.
     pub fn check(&mut self, raw: &RawRow) -> Result<Payout, Vec<FieldError>> {
@@ -238,7 +243,10 @@ impl Validator {
 
         let account_id = get(Col::AccountId);
         if check(Col::AccountId, fields::identifier(account_id, "account_id")) {
-            check(Col::AccountId, numeric_identifier(raw, columns.index(Col::AccountId), account_id));
+            check(
+                Col::AccountId,
+                numeric_identifier(raw, columns.index(Col::AccountId), account_id),
+            );
         }
 
         let currency = match (columns.index(Col::Currency), self.default_currency) {
@@ -319,9 +327,12 @@ impl Validator {
                     match phones.normalize(&format!("+{p}")) {
                         Ok(e164) => Some(e164),
                         Err(_) => {
-                            check(col, Err(format!(
-                                "the cell is a number, so it holds no `+` and no leading zero, and {p} is not a valid international number: format the column as Text and type the number as +CC..."
-                            )));
+                            check(
+                                col,
+                                Err(format!(
+                                    "the cell is a number, so it holds no `+` and no leading zero, and {p} is not a valid international number: format the column as Text and type the number as +CC..."
+                                )),
+                            );
                             None
                         }
                     }
