@@ -1052,6 +1052,26 @@ mod workbooks {
         );
     }
 
+    /// Tiny hostile workbooks asking for gigabytes to petabytes are
+    /// refused with a message; the process never aborts.
+    #[test]
+    fn hostile_workbooks_refused_within_memory_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, expected) in [
+            (
+                "huge-span.xlsx",
+                "17179869184 cells, more than payrun reads",
+            ),
+            ("absurd-strings.xlsx", "claims 4000000000000000 strings"),
+            ("repeated-rows.ods", "cannot read"),
+        ] {
+            let o = validate(dir.path(), &[fixture(name).to_str().unwrap()]);
+            assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+            assert!(stderr(&o).contains(expected), "{name}: {}", stderr(&o));
+            assert!(!stderr(&o).contains("memory allocation"), "{name}");
+        }
+    }
+
     #[test]
     fn unknown_sheet_and_broken_workbook_exit_1() {
         let dir = tempfile::tempdir().unwrap();

@@ -5,6 +5,7 @@
 //! cells that held a spreadsheet error. Blank rows are skipped but counted,
 //! so row numbers stay those of the spreadsheet.
 
+mod budget;
 mod delimited;
 mod text;
 mod workbook;

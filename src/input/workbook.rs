@@ -51,6 +51,9 @@ impl WorkbookSource {
         if !path.exists() {
             bail!("cannot open {name}: no such file");
         }
+        if matches!(ext.as_str(), "xlsx" | "xlsm") {
+            super::budget::check_xlsx(path)?;
+        }
         let mut book: Sheets<_> = match ext.as_str() {
             "xls" => Sheets::Xls(open_workbook(path).map_err(|e| fail(&e))?),
             "xlsb" => Sheets::Xlsb(open_workbook(path).map_err(|e| fail(&e))?),
