@@ -195,8 +195,6 @@ pub fn scan(
         notices: source.notices(),
         ..Summary::default()
     };
-    let repeat_keys = std::hash::RandomState::new();
-    let mut seen: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     let mut raw = RawRow::default();
     while source
         .next_row(&mut raw)
@@ -247,17 +245,11 @@ pub fn scan(
         match validator.check(&raw) {
             Ok(payout) => {
                 summary.valid += 1;
-                let key = std::hash::BuildHasher::hash_one(
-                    &repeat_keys,
-                    (&payout.account_id, &payout.currency, &payout.wire_amount),
-                );
-                if let Some(first) = seen.get(&key) {
+                if let Some(first) = validator.repeat_of(&payout) {
                     summary.repeated += 1;
                     if summary.repeated_rows.len() < MAX_LISTED {
-                        summary.repeated_rows.push([payout.row, *first]);
+                        summary.repeated_rows.push([payout.row, first]);
                     }
-                } else {
-                    seen.insert(key, payout.row);
                 }
                 let entry = summary
                     .currencies

@@ -33,6 +33,9 @@ pub struct Validator {
     /// Columns payrun does not read whose name says whether to pay the row
     /// (`Statut`, `pay`): field index and header.
     status_columns: Vec<(usize, String)>,
+    /// (account, currency, amount) of the valid rows so far.
+    payees: IdSet,
+    key: String,
 }
 
 /// Headers (normalized) of columns that often say whether to pay a row.
@@ -120,6 +123,8 @@ impl Validator {
             max_amount.insert(code.to_owned(), *max);
         }
         Ok(Validator {
+            payees: IdSet::default(),
+            key: String::new(),
             status_columns,
             format: cfg.number_format,
             max_amount,
@@ -131,6 +136,17 @@ impl Validator {
             phones: Phones::new(phone_region),
             ids: IdSet::default(),
         })
+    }
+
+    /// The first row paying the same account the same amount in the same
+    /// currency as `p`, if any (`p` is remembered otherwise).
+    pub fn repeat_of(&mut self, p: &Payout) -> Option<u64> {
+        self.key.clear();
+        for part in [&p.account_id, &p.currency, &p.wire_amount] {
+            self.key.push_str(part);
+            self.key.push('\0');
+        }
+        self.payees.insert(&self.key, p.row).err()
     }
 
     /// Where the file's columns are.
