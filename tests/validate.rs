@@ -75,6 +75,33 @@ fn sample_payroll_is_all_valid() {
     assert_eq!(v["currencies"]["XOF"]["total"], "2695000");
 }
 
+/// The French sample reads as meant with its config, and is refused
+/// (amounts, status) without it.
+#[test]
+fn french_sample_with_its_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = samples().join("paie-novembre-fr.csv");
+    let cfg = samples().join("paie-fr.toml");
+    let o = validate(
+        dir.path(),
+        &[
+            file.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["currencies"]["XOF"]["total"], "407500");
+    assert_eq!(v["currencies"]["GHS"]["total"], "4250.50");
+    assert_eq!(v["skipped_rows"], serde_json::json!([4]));
+    let o = validate(dir.path(), &[file.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(json(&o)["valid"], 0);
+}
+
 #[test]
 fn sample_with_errors_exits_2_and_writes_rejected_rows() {
     let dir = tempfile::tempdir().unwrap();
