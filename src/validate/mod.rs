@@ -214,7 +214,7 @@ pub fn scan(
             continue;
         }
         match totals_row(&raw, validator.columns(), &summary, cfg) {
-            Totals::NotTotals => {}
+            Totals::Row => {}
             Totals::Matches(total) => {
                 summary.notices.push(format!(
                     "row {} is a totals row ({} {}), equal to the sum of the rows above: used as a control total, not paid",
@@ -288,7 +288,7 @@ pub fn scan(
 }
 
 enum Totals {
-    NotTotals,
+    Row,
     Matches(ControlTotal),
     Differs(String),
 }
@@ -304,7 +304,7 @@ fn totals_row(raw: &RawRow, cols: &columns::Columns, summary: &Summary, cfg: &Co
             .map_or("", fields::clean)
     };
     if !cell(Col::AccountId).is_empty() || summary.valid == 0 {
-        return Totals::NotTotals;
+        return Totals::Row;
     }
     let labelled = raw.fields.iter().any(|f| {
         let k = columns::normalize(f);
@@ -338,7 +338,7 @@ fn totals_row(raw: &RawRow, cols: &columns::Columns, summary: &Summary, cfg: &Co
         (None, true) => Totals::Differs(
             "this looks like a totals row, but its amount cannot be compared with the rows above (several currencies, or no amount): remove the row from the file".to_owned(),
         ),
-        _ => Totals::NotTotals,
+        _ => Totals::Row,
     }
 }
 
