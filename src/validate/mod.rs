@@ -1,19 +1,26 @@
-//! Validation of a payroll file and the `payrun validate` command. [`scan`]
-//! streams the input (`crate::input`), turns each raw row into a typed
-//! `Payout` or a list of field errors (`row`, using the rules in `amount`,
-//! `fields` and the header matching in `columns`), writes the rejected rows
-//! to `rejected.csv` when asked, and returns a summary. The engine
+//! Validation of a payroll file and the `payrun validate` command
+//! (`command`). [`scan`] streams the input (`crate::input`), turns each raw
+//! row into a typed `Payout` or a list of field errors (`row`, using the
+//! rules in `amount` and `number`, `fields` and the header matching in
+//! `columns`), applies the file-level rules of `sheet` (totals row, skip
+//! rule), writes the rejected rows to `rejected.csv` when asked, and
+//! returns a summary with the notes on how the file was read. The engine
 //! (`payrun run`) calls the same [`scan`], so what `validate` accepts is
 //! exactly what `run` would pay.
 
 pub mod amount;
 pub mod columns;
+mod command;
 pub mod fields;
+mod ids;
 pub mod number;
 pub mod phone;
 mod row;
+mod sheet;
 
+pub use command::{Format, ValidateArgs, command};
 pub use row::Validator;
+use sheet::{Totals, skip_rule, totals_row};
 
 use crate::config::Config;
 use crate::input::{self, RawRow};
@@ -24,7 +31,6 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Rows not to pay, marked in a column payrun does not otherwise read
@@ -287,85 +293,6 @@ pub fn scan(
     Ok(summary)
 }
 
-enum Totals {
-    Row,
-    Matches(ControlTotal),
-    Differs(String),
-}
-
-/// Whether `raw` is a totals row: no account, and a cell labelled total
-/// (`TOTAL`, `Total général`) or an amount equal to the sum of the valid
-/// rows above (one currency). Such a row is a control total, not a payout.
-fn totals_row(raw: &RawRow, cols: &columns::Columns, summary: &Summary, cfg: &Config) -> Totals {
-    use columns::Col;
-    let cell = |c: Col| {
-        cols.index(c)
-            .and_then(|i| raw.fields.get(i))
-            .map_or("", fields::clean)
-    };
-    if !cell(Col::AccountId).is_empty() || summary.valid == 0 {
-        return Totals::Row;
-    }
-    let labelled = raw.fields.iter().any(|f| {
-        let k = columns::normalize(f);
-        k.starts_with("total") || k == "somme" || k == "grandtotal"
-    });
-    let single = (summary.currencies.len() == 1)
-        .then(|| summary.currencies.iter().next())
-        .flatten();
-    let parsed = single.and_then(|(code, sum)| {
-        let (code, exp) = fields::currency(code).ok()?;
-        let a = amount::parse_amount_with(
-            cell(Col::Amount),
-            code,
-            exp,
-            crate::config::AmountUnit::Minor,
-            cfg.number_format,
-            Some(Decimal::MAX),
-        )
-        .ok()?;
-        Some((code, a.value, sum.total))
-    });
-    match (parsed, labelled) {
-        (Some((code, value, sum)), _) if value == sum => Totals::Matches(ControlTotal {
-            row: raw.row,
-            currency: code.to_owned(),
-            total: value,
-        }),
-        (Some((code, value, sum)), true) => Totals::Differs(format!(
-            "this is a totals row of {value} {code}, but the valid rows above add up to {sum} {code}: a row may be missing, changed or rejected; correct the rows or the total"
-        )),
-        (None, true) => Totals::Differs(
-            "this looks like a totals row, but its amount cannot be compared with the rows above (several currencies, or no amount): remove the row from the file".to_owned(),
-        ),
-        _ => Totals::Row,
-    }
-}
-
-/// The `[skip]` rule's column index in `header` and its values, folded.
-fn skip_rule(rule: &SkipRule, header: &RawRow) -> Result<(usize, Vec<String>)> {
-    let wanted = columns::normalize(&rule.column);
-    let Some(i) = header
-        .fields
-        .iter()
-        .position(|h| columns::normalize(h) == wanted)
-    else {
-        anyhow::bail!(
-            "the config's [skip] rule names the column {}, which is not a header of the file: write the header as it appears in the file's first row",
-            columns::excerpt(&rule.column)
-        );
-    };
-    if rule.values.is_empty() {
-        anyhow::bail!(
-            "the config's [skip] rule has no values: list the values that mark a row as not to be paid, e.g. values = [\"annulé\", \"non\"]"
-        );
-    }
-    Ok((
-        i,
-        rule.values.iter().map(|v| columns::normalize(v)).collect(),
-    ))
-}
-
 /// Writes `rejected.csv`: the header and the rejected rows as they came in,
 /// plus a `reasons` column, each cell made safe to open in a spreadsheet
 /// program. Written to a temporary name and renamed at the end, so a failed
@@ -444,198 +371,4 @@ impl Drop for RejectedWriter {
             let _ = std::fs::remove_file(&self.partial);
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    #[default]
-    Text,
-    Json,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct ValidateArgs {
-    /// The payroll file: CSV (`,` or `;`, UTF-8), or a workbook (.xlsx, .xls, .ods).
-    pub file: PathBuf,
-    /// Config file (default: ./payrun.toml if present).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Write the rejected rows, as they came in plus a `reasons` column, to this file.
-    #[arg(long, value_name = "PATH")]
-    pub rejected: Option<PathBuf>,
-    /// Output format of the summary.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Worksheet to read in a workbook (default: the first).
-    #[arg(long, value_name = "NAME")]
-    pub sheet: Option<String>,
-}
-
-/// Rejected rows whose errors are printed; the rest are counted. A file
-/// exported with a wrong column can reject every one of a million rows, and
-/// the full list belongs in `--rejected`, not the terminal.
-const MAX_SHOWN_ROWS: usize = 100;
-
-/// The JSON output: the summary plus the errors of the first rejected rows.
-#[derive(Serialize)]
-struct JsonOutput<'a> {
-    file: String,
-    #[serde(flatten)]
-    summary: &'a Summary,
-    errors: &'a [FieldError],
-    /// Rejected rows whose errors are not in `errors`.
-    rejected_rows_not_shown: u64,
-    rejected_file: Option<String>,
-}
-
-pub fn command(args: ValidateArgs) -> Result<i32> {
-    let cfg = Config::load(args.config.as_deref())?;
-    let opts = ScanOptions {
-        sheet: args.sheet.clone(),
-        rejected_path: args.rejected.clone(),
-    };
-    let mut shown: Vec<FieldError> = Vec::new();
-    let mut shown_rows = 0usize;
-    let mut not_shown = 0u64;
-    let summary = scan(&args.file, &cfg, &opts, |outcome| {
-        if let RowOutcome::Rejected(r) = outcome {
-            if shown_rows < MAX_SHOWN_ROWS {
-                shown_rows += 1;
-                shown.extend(r.errors.iter().cloned());
-            } else {
-                not_shown += 1;
-            }
-        }
-        Ok(())
-    })?;
-
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    match args.format {
-        Format::Json => {
-            let json = JsonOutput {
-                file: args.file.display().to_string(),
-                summary: &summary,
-                errors: &shown,
-                rejected_rows_not_shown: not_shown,
-                rejected_file: args.rejected.as_ref().map(|p| p.display().to_string()),
-            };
-            serde_json::to_writer_pretty(&mut out, &json)?;
-            writeln!(out)?;
-        }
-        Format::Text => write_text(&mut out, &args, &summary, &shown, not_shown)?,
-    }
-    out.flush()?;
-    Ok(if summary.rejected > 0 {
-        crate::exit::INVALID
-    } else {
-        crate::exit::OK
-    })
-}
-
-fn rows_list(rows: impl Iterator<Item = u64>) -> String {
-    let rows: Vec<String> = rows.map(|r| r.to_string()).collect();
-    format!(
-        "row{} {}",
-        if rows.len() == 1 { "" } else { "s" },
-        rows.join(", ")
-    )
-}
-
-fn write_text(
-    out: &mut impl Write,
-    args: &ValidateArgs,
-    summary: &Summary,
-    shown: &[FieldError],
-    not_shown: u64,
-) -> Result<()> {
-    writeln!(
-        out,
-        "{}: {} row{}, {} valid, {} rejected",
-        args.file.display(),
-        summary.rows,
-        if summary.rows == 1 { "" } else { "s" },
-        summary.valid,
-        summary.rejected
-    )?;
-    for notice in &summary.notices {
-        writeln!(out, "Note: {notice}")?;
-    }
-    if !summary.unused_columns.is_empty() {
-        let shown: Vec<String> = summary
-            .unused_columns
-            .iter()
-            .map(|h| columns::excerpt(h))
-            .collect();
-        writeln!(out, "Columns not read: {}", shown.join(", "))?;
-    }
-    if summary.skipped > 0 {
-        writeln!(
-            out,
-            "Skipped by the config's [skip] rule, not paid: {} row{} ({}{})",
-            summary.skipped,
-            if summary.skipped == 1 { "" } else { "s" },
-            rows_list(summary.skipped_rows.iter().copied()),
-            if summary.skipped > summary.skipped_rows.len() as u64 {
-                ", ..."
-            } else {
-                ""
-            }
-        )?;
-    }
-    if summary.repeated > 0 {
-        writeln!(
-            out,
-            "Same account, amount and currency as an earlier row (pasted twice?): {}{}",
-            summary
-                .repeated_rows
-                .iter()
-                .map(|[r, first]| format!("row {r} repeats row {first}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if summary.repeated > summary.repeated_rows.len() as u64 {
-                ", ..."
-            } else {
-                ""
-            }
-        )?;
-    }
-    if !summary.currencies.is_empty() {
-        writeln!(out, "\nValid rows per currency:")?;
-        writeln!(out, "  {:<8} {:>9} {:>20}", "currency", "rows", "total")?;
-        for (code, t) in &summary.currencies {
-            writeln!(out, "  {:<8} {:>9} {:>20}", code, t.count, t.total)?;
-        }
-    }
-    if summary.rejected == 0 {
-        writeln!(out, "\nAll rows are valid.")?;
-        return Ok(());
-    }
-    writeln!(out, "\nRejected rows:")?;
-    for e in shown {
-        writeln!(out, "  {e}")?;
-    }
-    if not_shown > 0 {
-        writeln!(
-            out,
-            "  ... and {not_shown} more rejected rows{}",
-            if args.rejected.is_some() {
-                " (all are in the rejected file)"
-            } else {
-                " (use --rejected PATH to get them all)"
-            }
-        )?;
-    }
-    match &args.rejected {
-        Some(p) => writeln!(
-            out,
-            "\nThe rejected rows and their reasons are in {}: fix them there and validate that file again.",
-            p.display()
-        )?,
-        None => writeln!(
-            out,
-            "\nNothing was sent. Add --rejected rejected.csv to get the rejected rows with their reasons in a file."
-        )?,
-    }
-    Ok(())
 }

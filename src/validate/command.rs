@@ -1,0 +1,203 @@
+//! The `payrun validate` command: runs [`super::scan`] and prints the
+//! summary as text or JSON. The only place in `validate` that prints.
+
+use super::{FieldError, RowOutcome, ScanOptions, Summary, columns, scan};
+use crate::config::Config;
+use anyhow::Result;
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// The payroll file: CSV (`,` or `;`, UTF-8), or a workbook (.xlsx, .xls, .ods).
+    pub file: PathBuf,
+    /// Config file (default: ./payrun.toml if present).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Write the rejected rows, as they came in plus a `reasons` column, to this file.
+    #[arg(long, value_name = "PATH")]
+    pub rejected: Option<PathBuf>,
+    /// Output format of the summary.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Worksheet to read in a workbook (default: the first).
+    #[arg(long, value_name = "NAME")]
+    pub sheet: Option<String>,
+}
+
+/// Rejected rows whose errors are printed; the rest are counted. A file
+/// exported with a wrong column can reject every one of a million rows, and
+/// the full list belongs in `--rejected`, not the terminal.
+const MAX_SHOWN_ROWS: usize = 100;
+
+/// The JSON output: the summary plus the errors of the first rejected rows.
+#[derive(Serialize)]
+struct JsonOutput<'a> {
+    file: String,
+    #[serde(flatten)]
+    summary: &'a Summary,
+    errors: &'a [FieldError],
+    /// Rejected rows whose errors are not in `errors`.
+    rejected_rows_not_shown: u64,
+    rejected_file: Option<String>,
+}
+
+pub fn command(args: ValidateArgs) -> Result<i32> {
+    let cfg = Config::load(args.config.as_deref())?;
+    let opts = ScanOptions {
+        sheet: args.sheet.clone(),
+        rejected_path: args.rejected.clone(),
+    };
+    let mut shown: Vec<FieldError> = Vec::new();
+    let mut shown_rows = 0usize;
+    let mut not_shown = 0u64;
+    let summary = scan(&args.file, &cfg, &opts, |outcome| {
+        if let RowOutcome::Rejected(r) = outcome {
+            if shown_rows < MAX_SHOWN_ROWS {
+                shown_rows += 1;
+                shown.extend(r.errors.iter().cloned());
+            } else {
+                not_shown += 1;
+            }
+        }
+        Ok(())
+    })?;
+
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match args.format {
+        Format::Json => {
+            let json = JsonOutput {
+                file: args.file.display().to_string(),
+                summary: &summary,
+                errors: &shown,
+                rejected_rows_not_shown: not_shown,
+                rejected_file: args.rejected.as_ref().map(|p| p.display().to_string()),
+            };
+            serde_json::to_writer_pretty(&mut out, &json)?;
+            writeln!(out)?;
+        }
+        Format::Text => write_text(&mut out, &args, &summary, &shown, not_shown)?,
+    }
+    out.flush()?;
+    Ok(if summary.rejected > 0 {
+        crate::exit::INVALID
+    } else {
+        crate::exit::OK
+    })
+}
+
+fn rows_list(rows: impl Iterator<Item = u64>) -> String {
+    let rows: Vec<String> = rows.map(|r| r.to_string()).collect();
+    format!(
+        "row{} {}",
+        if rows.len() == 1 { "" } else { "s" },
+        rows.join(", ")
+    )
+}
+
+fn write_text(
+    out: &mut impl Write,
+    args: &ValidateArgs,
+    summary: &Summary,
+    shown: &[FieldError],
+    not_shown: u64,
+) -> Result<()> {
+    writeln!(
+        out,
+        "{}: {} row{}, {} valid, {} rejected",
+        args.file.display(),
+        summary.rows,
+        if summary.rows == 1 { "" } else { "s" },
+        summary.valid,
+        summary.rejected
+    )?;
+    for notice in &summary.notices {
+        writeln!(out, "Note: {notice}")?;
+    }
+    if !summary.unused_columns.is_empty() {
+        let shown: Vec<String> = summary
+            .unused_columns
+            .iter()
+            .map(|h| columns::excerpt(h))
+            .collect();
+        writeln!(out, "Columns not read: {}", shown.join(", "))?;
+    }
+    if summary.skipped > 0 {
+        writeln!(
+            out,
+            "Skipped by the config's [skip] rule, not paid: {} row{} ({}{})",
+            summary.skipped,
+            if summary.skipped == 1 { "" } else { "s" },
+            rows_list(summary.skipped_rows.iter().copied()),
+            if summary.skipped > summary.skipped_rows.len() as u64 {
+                ", ..."
+            } else {
+                ""
+            }
+        )?;
+    }
+    if summary.repeated > 0 {
+        writeln!(
+            out,
+            "Same account, amount and currency as an earlier row (pasted twice?): {}{}",
+            summary
+                .repeated_rows
+                .iter()
+                .map(|[r, first]| format!("row {r} repeats row {first}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if summary.repeated > summary.repeated_rows.len() as u64 {
+                ", ..."
+            } else {
+                ""
+            }
+        )?;
+    }
+    if !summary.currencies.is_empty() {
+        writeln!(out, "\nValid rows per currency:")?;
+        writeln!(out, "  {:<8} {:>9} {:>20}", "currency", "rows", "total")?;
+        for (code, t) in &summary.currencies {
+            writeln!(out, "  {:<8} {:>9} {:>20}", code, t.count, t.total)?;
+        }
+    }
+    if summary.rejected == 0 {
+        writeln!(out, "\nAll rows are valid.")?;
+        return Ok(());
+    }
+    writeln!(out, "\nRejected rows:")?;
+    for e in shown {
+        writeln!(out, "  {e}")?;
+    }
+    if not_shown > 0 {
+        writeln!(
+            out,
+            "  ... and {not_shown} more rejected rows{}",
+            if args.rejected.is_some() {
+                " (all are in the rejected file)"
+            } else {
+                " (use --rejected PATH to get them all)"
+            }
+        )?;
+    }
+    match &args.rejected {
+        Some(p) => writeln!(
+            out,
+            "\nThe rejected rows and their reasons are in {}: fix them there and validate that file again.",
+            p.display()
+        )?,
+        None => writeln!(
+            out,
+            "\nNothing was sent. Add --rejected rejected.csv to get the rejected rows with their reasons in a file."
+        )?,
+    }
+    Ok(())
+}
