@@ -438,7 +438,7 @@ fn ambiguous_amounts_refused_naming_both_readings() {
     let at = |row: u64| errs.iter().find(|e| e.0 == row).unwrap();
     assert_eq!((at(2).1.as_str(), at(2).2.as_str()), ("amount", "80.000"));
     assert!(
-        at(2).3.contains("reads 80 ") && at(2).3.contains("80000"),
+        at(2).3.contains("reads 80 the English way") && at(2).3.contains("80000 the French way"),
         "{:?}",
         at(2)
     );

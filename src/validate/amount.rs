@@ -56,7 +56,7 @@ pub enum AmountError {
     )]
     Separator,
     #[error(
-        "the value reads {en} with a decimal point and {fr} with `.` or `,` between thousands, so the amount depends on who wrote it: write it as plain digits (e.g. {fr} or {en}), or set number_format = \"fr\" (25 000,50) or \"en\" (25,000.50) in the config to say how the file writes numbers"
+        "the value reads {en} the English way (25,000.50) and {fr} the French way (25 000,50 or 25.000,50), as its separator may mark thousands or decimals, so the amount depends on who wrote it: write it as plain digits (e.g. {fr} or {en}), or set number_format = \"fr\" (25 000,50) or \"en\" (25,000.50) in the config to say how the file writes numbers"
     )]
     Ambiguous { en: String, fr: String },
     #[error(
@@ -198,16 +198,20 @@ pub struct Amount {
     pub wire: String,
 }
 
-/// Parses `text` as a plain-written amount in `currency`, whose ISO 4217
+/// Parses `text` as a plain decimal amount in `currency`, whose ISO 4217
 /// minor-unit digits are `exponent`, and computes the wire amount for
-/// `unit`. The defaults of [`parse_amount_with`].
+/// `unit`: digits and an optional `.`, nothing else. For amounts written
+/// by programs (the card API); payroll files go through
+/// [`parse_amount_with`], which also refuses locale-ambiguous values and
+/// implausible amounts.
 pub fn parse_amount(
     text: &str,
     currency: &str,
     exponent: u16,
     unit: AmountUnit,
 ) -> Result<Amount, AmountError> {
-    parse_amount_with(text, currency, exponent, unit, None, None)
+    let plain = parse_plain(text)?;
+    check_amount(&plain, currency, exponent, unit)
 }
 
 /// Parses `text` as an amount in `currency`: read in `format` (see
@@ -312,11 +316,12 @@ mod tests {
     use proptest::prelude::*;
     use std::str::FromStr;
 
+    /// A payroll file's amount, without number_format or max_amount.
     fn major(text: &str, exp: u16) -> Result<Amount, AmountError> {
-        parse_amount(text, "TST", exp, AmountUnit::Major)
+        parse_amount_with(text, "TST", exp, AmountUnit::Major, None, None)
     }
     fn minor(text: &str, exp: u16) -> Result<Amount, AmountError> {
-        parse_amount(text, "TST", exp, AmountUnit::Minor)
+        parse_amount_with(text, "TST", exp, AmountUnit::Minor, None, None)
     }
 
     #[test]

@@ -284,7 +284,10 @@ mod tests {
             );
         }
         let err = plain("80.000", None).unwrap_err().to_string();
-        assert!(err.contains(" 80 ") && err.contains("80000"), "{err}");
+        assert!(
+            err.contains("reads 80 the English way") && err.contains("80000 the French way"),
+            "{err}"
+        );
         assert!(err.contains("number_format"), "{err}");
         assert_eq!(
             plain("1,500", None),
