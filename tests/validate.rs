@@ -1079,6 +1079,23 @@ mod workbooks {
         );
     }
 
+    /// A formula saved without its result is named as such, not read as
+    /// an empty amount.
+    #[test]
+    fn formula_without_saved_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = fixture("formula-no-value.xlsx");
+        let o = validate(dir.path(), &[file.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let errs = errors(&json(&o));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(
+            (errs[0].0, errs[0].1.as_str(), errs[0].2.as_str()),
+            (2, "Montant", "=100000+50000")
+        );
+        assert!(errs[0].3.contains("no saved result"), "{:?}", errs[0]);
+    }
+
     /// Tiny hostile workbooks asking for gigabytes to petabytes are
     /// refused with a message; the process never aborts.
     #[test]

@@ -16,6 +16,11 @@ use calamine::{Data, Range, Reader, SheetType, SheetVisible, Sheets, open_workbo
 use csv::StringRecord;
 use std::path::Path;
 
+/// Cells of a sheet up to which its formulas are read too, to name a
+/// formula cell saved without its value: a million cells of formula text
+/// is about 24 MB more, and a payroll sheet is far smaller.
+const FORMULA_CELLS: usize = 1_000_000;
+
 /// File extensions read as workbooks (lower case).
 pub const EXTENSIONS: [&str; 5] = ["xlsx", "xlsm", "xlsb", "xls", "ods"];
 
@@ -31,6 +36,9 @@ pub struct WorkbookSource {
     sheets: Vec<String>,
     notices: Vec<String>,
     range: Range<Data>,
+    /// The sheet's formulas, for cells that hold one but no saved value
+    /// (read for sheets up to [`FORMULA_CELLS`] cells).
+    formulas: Option<Range<String>>,
     /// Absolute index (0-based) of the range's first row and column.
     first_row: u32,
     /// Index within the range of the next row to read.
@@ -105,7 +113,16 @@ impl WorkbookSource {
             .worksheet_range(&sheet_name)
             .map_err(|e| fail(&e))
             .with_context(|| format!("worksheet {sheet_name:?}"))?;
+        let cells = range.get_size().0.saturating_mul(range.get_size().1);
+        let formulas = if cells <= FORMULA_CELLS {
+            book.worksheet_formula(&sheet_name)
+                .ok()
+                .filter(|f| !f.is_empty())
+        } else {
+            None
+        };
         let mut src = WorkbookSource {
+            formulas,
             sheets: names.clone(),
             notices,
             first_row: range.start().map_or(0, |(r, _)| r),
@@ -153,8 +170,22 @@ impl RowSource for WorkbookSource {
             out.fields.clear();
             out.cell_errors.clear();
             out.numeric.clear();
+            let start = self.range.start().unwrap_or((0, 0));
             for col in 0..width {
                 let cell = self.range.get((i, col)).unwrap_or(&Data::Empty);
+                if *cell == Data::Empty
+                    && let Some(f) = self
+                        .formulas
+                        .as_ref()
+                        .and_then(|f| f.get_value((start.0 + i as u32, start.1 + col as u32)))
+                    && !f.is_empty()
+                {
+                    // A formula saved without its result (files written by
+                    // programs that do not compute formulas).
+                    out.cell_errors.push((col, format!("={f}")));
+                    out.fields.push_field("");
+                    continue;
+                }
                 match cell {
                     Data::Error(e) => {
                         out.cell_errors.push((col, e.to_string()));

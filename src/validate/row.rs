@@ -201,9 +201,15 @@ impl Validator {
                     row: raw.row,
                     column: self.columns.label(col).to_owned(),
                     value: shown.clone(),
-                    message: format!(
-                        "the cell holds the spreadsheet error {shown}: correct the formula or type the value itself"
-                    ),
+                    message: if shown.starts_with('=') {
+                        format!(
+                            "the cell holds the formula {shown} but no saved result (the file was written by a program that does not compute formulas): open and save it in a spreadsheet program, or type the value itself"
+                        )
+                    } else {
+                        format!(
+                            "the cell holds the spreadsheet error {shown}: correct the formula or type the value itself"
+                        )
+                    },
                 });
             }
         }
