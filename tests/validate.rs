@@ -692,6 +692,18 @@ fn huge_header_line_gives_a_short_message() {
     let o = validate(dir.path(), &[&f]);
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stderr.len() < 2_000, "{} bytes", o.stderr.len());
+    // A header row of 100,000 unread columns lists a few of them.
+    let mut header = String::from(SHORT);
+    let mut row = String::from("A1,100,XOF,momo,Awa,Koné");
+    for i in 0..100_000 {
+        header.push_str(&format!(",extra{i}"));
+        row.push(',');
+    }
+    let f = write(dir.path(), "wide.csv", format!("{header}\n{row}\n"));
+    let o = validate(dir.path(), &[&f]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.len() < 4_000, "{} bytes", o.stdout.len());
+    assert!(stdout(&o).contains("and 99970 more"), "{}", stdout(&o));
 }
 
 mod workbooks {

@@ -208,7 +208,8 @@ pub fn excerpt(header: &str) -> String {
     format!("{shown:?}")
 }
 
-fn listed(headers: &[String]) -> String {
+/// Headers as quoted in messages: at most [`SHOWN_HEADERS`] excerpts.
+pub fn listed(headers: &[String]) -> String {
     let mut list: Vec<String> = headers
         .iter()
         .take(SHOWN_HEADERS)

@@ -124,12 +124,11 @@ fn write_text(
         writeln!(out, "Note: {notice}")?;
     }
     if !summary.unused_columns.is_empty() {
-        let shown: Vec<String> = summary
-            .unused_columns
-            .iter()
-            .map(|h| columns::excerpt(h))
-            .collect();
-        writeln!(out, "Columns not read: {}", shown.join(", "))?;
+        writeln!(
+            out,
+            "Columns not read: {}",
+            columns::listed(&summary.unused_columns)
+        )?;
     }
     if summary.skipped > 0 {
         writeln!(
