@@ -23,6 +23,9 @@ pub enum NumberFormat {
     En,
 }
 
+/// Bytes of the longest amount text read.
+const MAX_AMOUNT_TEXT: usize = 64;
+
 /// Characters that separate digit groups or decimals in some convention.
 const SEPARATORS: [char; 7] = ['.', ',', ' ', '\u{a0}', '\u{202f}', '\u{2009}', '\''];
 
@@ -94,6 +97,12 @@ fn split_word(text: &str) -> (&str, &str) {
 pub fn read(text: &str, format: Option<NumberFormat>) -> Result<Read, AmountError> {
     if text.is_empty() {
         return Err(AmountError::Empty);
+    }
+    // Longer than any written amount (15 digits, separators, decimals and
+    // a currency word): refused before its readings are spelled out in a
+    // message.
+    if text.len() > MAX_AMOUNT_TEXT {
+        return Err(AmountError::TooLarge);
     }
     let (number, word) = split_word(text);
     let word = if word.is_empty() {
@@ -366,6 +375,12 @@ mod tests {
         assert_eq!(read("$100", None), Err(AmountError::NotDigits));
         assert_eq!(read("1e5", None), Err(AmountError::Exponent));
         assert_eq!(read("-5", None), Err(AmountError::Sign));
+    }
+
+    #[test]
+    fn long_values_refused_before_reading() {
+        let long = "1 000".repeat(1000);
+        assert_eq!(read(&long, None), Err(AmountError::TooLarge));
     }
 
     #[test]
