@@ -201,6 +201,7 @@ pub fn scan(
         notices: source.notices(),
         ..Summary::default()
     };
+    let mut payees_capped = false;
     let mut raw = RawRow::default();
     while source
         .next_row(&mut raw)
@@ -251,11 +252,22 @@ pub fn scan(
         match validator.check(&raw) {
             Ok(payout) => {
                 summary.valid += 1;
-                if let Some(first) = validator.repeat_of(&payout) {
-                    summary.repeated += 1;
-                    if summary.repeated_rows.len() < MAX_LISTED {
-                        summary.repeated_rows.push([payout.row, first]);
+                match validator.repeat_of(&payout) {
+                    row::Repeat::Of(first) => {
+                        summary.repeated += 1;
+                        if summary.repeated_rows.len() < MAX_LISTED {
+                            summary.repeated_rows.push([payout.row, first]);
+                        }
                     }
+                    row::Repeat::New => {}
+                    row::Repeat::NotChecked if !payees_capped => {
+                        payees_capped = true;
+                        summary.notices.push(format!(
+                            "repeated payees were looked for in the first {} valid rows only",
+                            row::MAX_PAYEES
+                        ));
+                    }
+                    row::Repeat::NotChecked => {}
                 }
                 let entry = summary
                     .currencies

@@ -35,8 +35,23 @@ pub struct Validator {
     status_columns: Vec<(usize, String)>,
     /// (account, currency, amount) of the valid rows so far.
     payees: IdSet,
+    payees_seen: u64,
     key: String,
 }
+
+/// Whether a valid row pays the same as an earlier one.
+pub enum Repeat {
+    New,
+    /// Same account, currency and amount as this earlier row.
+    Of(u64),
+    /// Past the first [`MAX_PAYEES`] rows: not checked.
+    NotChecked,
+}
+
+/// Valid rows checked for a repeated payee: a payroll is far smaller, and
+/// the set stays about 2 MB instead of growing with a million-row file
+/// (the transaction-id set already takes most of the memory budget).
+pub const MAX_PAYEES: u64 = 100_000;
 
 /// Headers (normalized) of columns that often say whether to pay a row.
 const STATUS_HEADERS: [&str; 10] = [
@@ -124,6 +139,7 @@ impl Validator {
         }
         Ok(Validator {
             payees: IdSet::default(),
+            payees_seen: 0,
             key: String::new(),
             status_columns,
             format: cfg.number_format,
@@ -139,14 +155,22 @@ impl Validator {
     }
 
     /// The first row paying the same account the same amount in the same
-    /// currency as `p`, if any (`p` is remembered otherwise).
-    pub fn repeat_of(&mut self, p: &Payout) -> Option<u64> {
+    /// currency as `p`, if any (`p` is remembered otherwise). Only the
+    /// first [`MAX_PAYEES`] valid rows are remembered.
+    pub fn repeat_of(&mut self, p: &Payout) -> Repeat {
+        if self.payees_seen >= MAX_PAYEES {
+            return Repeat::NotChecked;
+        }
+        self.payees_seen += 1;
         self.key.clear();
         for part in [&p.account_id, &p.currency, &p.wire_amount] {
             self.key.push_str(part);
             self.key.push('\0');
         }
-        self.payees.insert(&self.key, p.row).err()
+        match self.payees.insert(&self.key, p.row) {
+            Ok(()) => Repeat::New,
+            Err(first) => Repeat::Of(first),
+        }
     }
 
     /// Where the file's columns are.
