@@ -65,19 +65,23 @@ pub fn decode_all(bytes: &[u8], encoding: &'static Encoding) -> Vec<u8> {
 /// opens a field only at its start; inside, `""` is a quote and `"` closes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    FieldStart,
-    Unquoted,
+    Outside,
     Quoted,
     QuoteInQuoted,
 }
 
-/// A pass-through reader tracking whether a quoted field is open.
+/// A pass-through reader tracking whether a quoted field is open. It jumps
+/// from quote to quote (`memchr`), so it costs little next to the parsing.
 pub struct QuoteWatch<R> {
     inner: R,
     delimiter: u8,
     state: State,
+    /// Line of the next byte, counted only where needed.
     line: u64,
     opened_at: u64,
+    /// The byte before the chunk being read (`\n` at the start: a field
+    /// starts there).
+    last: u8,
     started: bool,
 }
 
@@ -86,9 +90,10 @@ impl<R: Read> QuoteWatch<R> {
         QuoteWatch {
             inner,
             delimiter,
-            state: State::FieldStart,
+            state: State::Outside,
             line: 1,
             opened_at: 0,
+            last: b'\n',
             started: false,
         }
     }
@@ -96,6 +101,55 @@ impl<R: Read> QuoteWatch<R> {
     /// The line (1-based) where a quote still open was opened.
     pub fn open_quote(&self) -> Option<u64> {
         (self.state == State::Quoted).then_some(self.opened_at)
+    }
+
+    fn scan(&mut self, bytes: &[u8]) {
+        let newlines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count() as u64;
+        let mut i = 0;
+        while i < bytes.len() {
+            match self.state {
+                State::QuoteInQuoted => {
+                    // `""` is a quote inside the field; anything else
+                    // closed it.
+                    self.state = if bytes[i] == b'"' {
+                        i += 1;
+                        State::Quoted
+                    } else {
+                        State::Outside
+                    };
+                }
+                State::Quoted => match memchr::memchr(b'"', &bytes[i..]) {
+                    Some(p) => {
+                        self.line += newlines(&bytes[i..i + p]);
+                        i += p + 1;
+                        self.state = State::QuoteInQuoted;
+                    }
+                    None => {
+                        self.line += newlines(&bytes[i..]);
+                        i = bytes.len();
+                    }
+                },
+                State::Outside => match memchr::memchr(b'"', &bytes[i..]) {
+                    Some(p) => {
+                        self.line += newlines(&bytes[i..i + p]);
+                        let at = i + p;
+                        let prev = if at == 0 { self.last } else { bytes[at - 1] };
+                        if prev == self.delimiter || prev == b'\n' || prev == b'\r' {
+                            self.opened_at = self.line;
+                            self.state = State::Quoted;
+                        }
+                        i = at + 1;
+                    }
+                    None => {
+                        self.line += newlines(&bytes[i..]);
+                        i = bytes.len();
+                    }
+                },
+            }
+        }
+        if let Some(&b) = bytes.last() {
+            self.last = b;
+        }
     }
 }
 
@@ -107,23 +161,7 @@ impl<R: Read> Read for QuoteWatch<R> {
             self.started = true;
             bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         }
-        for &b in bytes {
-            let end = b == self.delimiter || b == b'\n' || b == b'\r';
-            self.state = match (self.state, b) {
-                (State::FieldStart, b'"') => {
-                    self.opened_at = self.line;
-                    State::Quoted
-                }
-                (State::Quoted, b'"') => State::QuoteInQuoted,
-                (State::Quoted, _) => State::Quoted,
-                (State::QuoteInQuoted, b'"') => State::Quoted,
-                (_, _) if end => State::FieldStart,
-                _ => State::Unquoted,
-            };
-            if b == b'\n' {
-                self.line += 1;
-            }
-        }
+        self.scan(bytes);
         Ok(n)
     }
 }
@@ -173,5 +211,19 @@ mod tests {
         // A quote inside an unquoted field is text.
         assert_eq!(open_line("a,b\n1,5\" screen\n"), None);
         assert_eq!(open_line("\u{feff}\"a\",b\n1,\"x\n"), Some(2));
+        assert_eq!(open_line("\"a\"\"\",b\n1,x\n"), None);
+        assert_eq!(open_line("a;b\n\"x\"y\"z\n"), None);
+    }
+
+    /// Quotes and line breaks cut by the reader's buffer are followed.
+    #[test]
+    fn state_across_chunks() {
+        let text = b"a,b\n1,\"x\"\"\ny\"\n2,\"open\nmore\n";
+        for cut in 0..text.len() {
+            let mut w = QuoteWatch::new(&text[..], b',');
+            w.scan(&text[..cut]);
+            w.scan(&text[cut..]);
+            assert_eq!(w.open_quote(), Some(4), "cut at {cut}");
+        }
     }
 }
