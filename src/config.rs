@@ -147,6 +147,24 @@ pub struct Config {
     pub merchant_id: Option<String>,
     /// Payment method for card payments when the request has none.
     pub card_payment_method_id: Option<String>,
+    // ---- input keys: how input files are read (docs/input.md) ----
+    /// How the file writes numbers: "fr" (`25 000,50`) or "en"
+    /// (`25,000.50`). Unset: plain digits with an optional `.` only, and any
+    /// value whose reading depends on the convention is refused.
+    pub number_format: Option<crate::validate::number::NumberFormat>,
+    /// Text encoding of CSV files ("utf-8", "windows-1252", "latin-1",
+    /// "utf-16"). Unset: UTF-8, or Windows-1252 detected (with a notice)
+    /// when the file is not valid UTF-8.
+    pub encoding: Option<String>,
+    /// Currency of rows when the file has no currency column.
+    pub default_currency: Option<String>,
+    /// Largest single payout per currency: `[max_amount] XOF = 5000000`.
+    /// Replaces the built-in plausibility limit for that currency.
+    #[serde(default)]
+    pub max_amount: BTreeMap<String, rust_decimal::Decimal>,
+    /// Rows not to pay: `[skip] column = "Statut"`, `values = ["annulé"]`.
+    pub skip: Option<crate::validate::SkipRule>,
+    // ---- end of input keys ----
     #[serde(default)]
     pub sender: SenderConfig,
     /// Maps a header of the file to a canonical column: `"Montant" = "amount"`.

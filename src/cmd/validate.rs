@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::exit::Exit;
-use crate::validate::{FieldError, RowOutcome, ScanOptions, Summary, scan};
+use crate::validate::{FieldError, RowOutcome, ScanOptions, Summary, columns, scan};
 use anyhow::Result;
 use serde::Serialize;
 use std::io::Write;
@@ -96,6 +96,15 @@ pub fn command(args: ValidateArgs) -> Result<Exit> {
     })
 }
 
+fn rows_list(rows: impl Iterator<Item = u64>) -> String {
+    let rows: Vec<String> = rows.map(|r| r.to_string()).collect();
+    format!(
+        "row{} {}",
+        if rows.len() == 1 { "" } else { "s" },
+        rows.join(", ")
+    )
+}
+
 fn write_text(
     out: &mut impl Write,
     args: &ValidateArgs,
@@ -112,6 +121,47 @@ fn write_text(
         summary.valid,
         summary.rejected
     )?;
+    for notice in &summary.notices {
+        writeln!(out, "Note: {notice}")?;
+    }
+    if !summary.unused_columns.is_empty() {
+        writeln!(
+            out,
+            "Columns not read: {}",
+            columns::listed(&summary.unused_columns)
+        )?;
+    }
+    if summary.skipped > 0 {
+        writeln!(
+            out,
+            "Skipped by the config's [skip] rule, not paid: {} row{} ({}{})",
+            summary.skipped,
+            if summary.skipped == 1 { "" } else { "s" },
+            rows_list(summary.skipped_rows.iter().copied()),
+            if summary.skipped > summary.skipped_rows.len() as u64 {
+                ", ..."
+            } else {
+                ""
+            }
+        )?;
+    }
+    if summary.repeated > 0 {
+        writeln!(
+            out,
+            "Same account, amount and currency as an earlier row (pasted twice?): {}{}",
+            summary
+                .repeated_rows
+                .iter()
+                .map(|[r, first]| format!("row {r} repeats row {first}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if summary.repeated > summary.repeated_rows.len() as u64 {
+                ", ..."
+            } else {
+                ""
+            }
+        )?;
+    }
     if !summary.currencies.is_empty() {
         writeln!(out, "\nValid rows per currency:")?;
         writeln!(out, "  {:<8} {:>9} {:>20}", "currency", "rows", "total")?;

@@ -4,11 +4,12 @@
 //! is the first few kilobytes, to detect the delimiter and recognise files
 //! that are not CSV at all.
 
+use super::text::{self, QuoteWatch};
 use super::{RawRow, RowSource, is_blank};
 use anyhow::{Context, Result, bail};
 use csv::{ByteRecord, StringRecord};
 use std::fs::File;
-use std::io::{Chain, Cursor, Read};
+use std::io::{Cursor, Read};
 use std::path::Path;
 
 /// Bytes read ahead to detect the delimiter: a header line is far shorter,
@@ -18,13 +19,15 @@ const SNIFF_BYTES: u64 = 64 * 1024;
 /// million-row file is read in fewer, larger system calls.
 const READ_BUFFER: usize = 256 * 1024;
 
-type Input = Chain<Cursor<Vec<u8>>, File>;
+type Input = QuoteWatch<Box<dyn Read>>;
 
 pub struct CsvSource {
     reader: csv::Reader<Input>,
     delimiter: u8,
     header: RawRow,
     rows: RowCounter,
+    /// "read as Windows-1252" when the encoding was guessed.
+    notice: Option<String>,
 }
 
 /// Turns the csv crate's line counts into spreadsheet row numbers. A
@@ -63,7 +66,9 @@ impl RowCounter {
 }
 
 impl CsvSource {
-    pub fn open(path: &Path) -> Result<CsvSource> {
+    /// Opens `path`, in `encoding` (the config's key; `None`: UTF-8, or
+    /// Windows-1252 when the file is not valid UTF-8).
+    pub fn open(path: &Path, encoding: Option<&str>) -> Result<CsvSource> {
         let mut file =
             File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         let mut head = Vec::new();
@@ -71,23 +76,49 @@ impl CsvSource {
             .take(SNIFF_BYTES)
             .read_to_end(&mut head)
             .with_context(|| format!("cannot read {}", path.display()))?;
+        check_is_workbook(&head, path)?;
+        let (enc, notice) = text::choose(encoding, &head)?;
+        let (head, len, ends_with_newline, input): (Vec<u8>, u64, bool, Box<dyn Read>) =
+            if enc == encoding_rs::UTF_8 {
+                let len = file
+                    .metadata()
+                    .with_context(|| format!("cannot read {}", path.display()))?
+                    .len();
+                let ends = last_byte(path, &head, len)? == Some(b'\n');
+                (
+                    head.clone(),
+                    len,
+                    ends,
+                    Box::new(Cursor::new(head).chain(file)),
+                )
+            } else {
+                // Other encodings: decoded whole (see text::decode_all).
+                let mut bytes = head;
+                file.read_to_end(&mut bytes)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                let decoded = text::decode_all(&bytes, enc);
+                let head = decoded[..decoded.len().min(SNIFF_BYTES as usize)].to_vec();
+                let ends = decoded.last() == Some(&b'\n');
+                (
+                    head,
+                    decoded.len() as u64,
+                    ends,
+                    Box::new(Cursor::new(decoded)),
+                )
+            };
         check_is_text(&head, path)?;
         let delimiter = detect_delimiter(&head);
         let crlf = header_line_is_crlf(&head);
-        let len = file
-            .metadata()
-            .with_context(|| format!("cannot read {}", path.display()))?
-            .len();
-        let ends_with_newline = last_byte(path, &head, len)? == Some(b'\n');
         let reader = csv::ReaderBuilder::new()
             .delimiter(delimiter)
             .has_headers(false)
             .flexible(true)
             .buffer_capacity(READ_BUFFER)
-            .from_reader(Cursor::new(head).chain(file));
+            .from_reader(QuoteWatch::new(input, delimiter));
         let mut src = CsvSource {
             reader,
             delimiter,
+            notice,
             header: RawRow::default(),
             rows: RowCounter {
                 crlf,
@@ -121,8 +152,13 @@ impl RowSource for CsvSource {
         self.delimiter
     }
 
+    fn notices(&self) -> Vec<String> {
+        self.notice.iter().cloned().collect()
+    }
+
     fn next_row(&mut self, out: &mut RawRow) -> Result<bool> {
         out.cell_errors.clear();
+        out.numeric.clear();
         loop {
             let mut record = std::mem::take(&mut out.fields).into_byte_record();
             let more = self
@@ -131,6 +167,11 @@ impl RowSource for CsvSource {
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             if !more {
                 out.fields = StringRecord::new();
+                if let Some(line) = self.reader.get_ref().open_quote() {
+                    bail!(
+                        "line {line}: a double quote (\") opened there is never closed, so every line after it would be read as one cell: close the quote, or remove it (a value containing a quote must be written inside quotes with the quote doubled: \"5\"\" screen\")"
+                    );
+                }
                 return Ok(false);
             }
             let start = record.position().map_or(1, |p| p.line());
@@ -177,27 +218,27 @@ fn not_utf8(
     let shown = String::from_utf8_lossy(&before[before.len().saturating_sub(30)..]);
     anyhow::anyhow!(
         "line {line} (row {row}, field {}) is not valid UTF-8: byte 0x{bad:02X} after {shown:?}. \
-         The file was probably saved in a Windows or Latin-1 encoding (Excel's plain \"CSV\" format). \
-         Save it again as \"CSV UTF-8\", or convert it, e.g. \
-         `iconv -f WINDOWS-1252 -t UTF-8 payroll.csv > payroll-utf8.csv`",
+         The file was probably saved in a Windows or Latin-1 encoding (Excel's plain \"CSV\" format): \
+         set encoding = \"windows-1252\" in the config, or save it again as \"CSV UTF-8\"",
         field + 1
     )
 }
 
-/// Refuses files that are clearly not UTF-8 CSV, before the CSV reader
-/// turns them into confusing column errors.
-fn check_is_text(head: &[u8], path: &Path) -> Result<()> {
+/// Refuses workbooks given a CSV name, before the CSV reader turns them
+/// into confusing column errors.
+fn check_is_workbook(head: &[u8], path: &Path) -> Result<()> {
     let name = path.display();
     if head.starts_with(b"PK\x03\x04") || head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
         bail!(
             "{name} is a spreadsheet workbook, not CSV: give it its real extension (.xlsx, .xls or .ods) so it is read as a workbook"
         );
     }
-    if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
-        bail!(
-            "{name} is encoded as UTF-16 (Excel's \"Unicode text\"): save it as \"CSV UTF-8\", or convert it, e.g. `iconv -f UTF-16 -t UTF-8`"
-        );
-    }
+    Ok(())
+}
+
+/// Refuses decoded text that is clearly not CSV.
+fn check_is_text(head: &[u8], path: &Path) -> Result<()> {
+    let name = path.display();
     if head.contains(&0) {
         bail!(
             "{name} contains NUL bytes, so it is not a text CSV file (UTF-16 or a binary file?): save it as \"CSV UTF-8\""
@@ -257,10 +298,17 @@ mod tests {
     use std::io::Write;
 
     fn source(content: &[u8]) -> (tempfile::NamedTempFile, Result<CsvSource>) {
+        source_in(content, None)
+    }
+
+    fn source_in(
+        content: &[u8],
+        encoding: Option<&str>,
+    ) -> (tempfile::NamedTempFile, Result<CsvSource>) {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(content).unwrap();
         f.flush().unwrap();
-        let src = CsvSource::open(f.path());
+        let src = CsvSource::open(f.path(), encoding);
         (f, src)
     }
 
@@ -360,9 +408,10 @@ mod tests {
         assert_eq!(rows(&mut src)[0].0, 4);
     }
 
+    /// A file declared UTF-8 with a Windows-1252 byte names the line.
     #[test]
     fn windows_1252_names_the_line() {
-        let (_f, src) = source(b"a,b\n1,ok\n2,\"multi\nline\"\n3,Andr\xE9\n");
+        let (_f, src) = source_in(b"a,b\n1,ok\n2,\"multi\nline\"\n3,Andr\xE9\n", Some("utf-8"));
         let mut src = src.unwrap();
         let mut row = RawRow::default();
         assert!(src.next_row(&mut row).unwrap());
@@ -370,7 +419,47 @@ mod tests {
         let err = src.next_row(&mut row).unwrap_err().to_string();
         assert!(err.contains("line 5 (row 4, field 2)"), "{err}");
         assert!(err.contains("0xE9") && err.contains("\"Andr\""), "{err}");
-        assert!(err.contains("CSV UTF-8") && err.contains("iconv"), "{err}");
+        assert!(
+            err.contains("CSV UTF-8") && err.contains("encoding = \"windows-1252\""),
+            "{err}"
+        );
+    }
+
+    /// Without a setting, a file that is not UTF-8 is read as Windows-1252
+    /// with a notice; UTF-16 with a byte-order mark is read too.
+    #[test]
+    fn other_encodings_are_read() {
+        let (_f, src) = source(b"nom;montant\r\nAndr\xE9;10\r\nCh\x9Cur;20\r\n");
+        let mut src = src.unwrap();
+        assert!(src.notices()[0].contains("Windows-1252"));
+        assert_eq!(src.delimiter(), b';');
+        let got = rows(&mut src);
+        assert_eq!(got[0], (2, vec!["André".into(), "10".into()]));
+        assert_eq!(got[1].1[0], "Chœur");
+        let (_f, src) = source_in(b"a\nAndr\xE9\n", Some("latin-1"));
+        let mut src = src.unwrap();
+        assert!(src.notices().is_empty());
+        assert_eq!(rows(&mut src)[0].1[0], "André");
+        let utf16: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("a;b\r\nZoë;1\r\n".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let (_f, src) = source(&utf16);
+        let mut src = src.unwrap();
+        assert_eq!(rows(&mut src), vec![(2, vec!["Zoë".into(), "1".into()])]);
+    }
+
+    /// A quote never closed swallows every later line into one cell: an
+    /// error naming the line where it opened, whichever column it is in.
+    #[test]
+    fn unclosed_quote_is_an_error() {
+        let (_f, src) = source(b"a,b,c\n1,2,ok\n3,4,\"see memo\n5,6,x\n7,8,y\n");
+        let mut src = src.unwrap();
+        let mut row = RawRow::default();
+        assert!(src.next_row(&mut row).unwrap());
+        assert!(src.next_row(&mut row).unwrap());
+        let err = src.next_row(&mut row).unwrap_err().to_string();
+        assert!(err.starts_with("line 3: a double quote"), "{err}");
     }
 
     #[test]
@@ -386,13 +475,13 @@ mod tests {
                 .to_string()
                 .contains("spreadsheet workbook")
         );
-        let (_f, src) = source(b"\xFF\xFEa\0,\0");
-        assert!(src.err().unwrap().to_string().contains("UTF-16"));
+        let (_f, src) = source(b"a,\0b\n");
+        assert!(src.err().unwrap().to_string().contains("NUL"));
     }
 
     #[test]
     fn missing_file_is_an_error() {
-        let err = CsvSource::open(Path::new("/nonexistent/payroll.csv"))
+        let err = CsvSource::open(Path::new("/nonexistent/payroll.csv"), None)
             .err()
             .unwrap();
         assert!(format!("{err:#}").contains("cannot open /nonexistent/payroll.csv"));

@@ -5,7 +5,9 @@
 //! cells that held a spreadsheet error. Blank rows are skipped but counted,
 //! so row numbers stay those of the spreadsheet.
 
+mod budget;
 mod delimited;
+mod text;
 mod workbook;
 
 pub use delimited::CsvSource;
@@ -25,6 +27,11 @@ pub struct RawRow {
     /// Cells that held a spreadsheet error (`#REF!`, `#DIV/0!`): field index
     /// and the error as the spreadsheet shows it. Always empty for CSV.
     pub cell_errors: Vec<(usize, String)>,
+    /// Field indices of cells that were numbers in a workbook (their text
+    /// is the number's digits): an identifier there may have lost leading
+    /// zeros, digits past the 15th, or a phone number's `+`. Always empty
+    /// for CSV.
+    pub numeric: Vec<usize>,
 }
 
 /// A stream of rows: the header row first (read when the source is opened),
@@ -39,6 +46,16 @@ pub trait RowSource {
     fn delimiter(&self) -> u8 {
         b','
     }
+    /// Things the user should know about how the file was read (its
+    /// encoding was guessed, a hidden sheet was skipped), as sentences.
+    fn notices(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The worksheets of a workbook (empty for CSV), to list when the
+    /// chosen sheet has no payroll headers.
+    fn sheets(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// True when every cell is empty or spaces: such a row is skipped.
@@ -48,8 +65,13 @@ pub fn is_blank(fields: &StringRecord) -> bool {
 
 /// Opens `path` as the right kind of source, by its extension: a workbook
 /// for .xlsx, .xlsm, .xlsb, .xls and .ods, else CSV. `sheet` picks a
-/// worksheet of a workbook (default: the first) and is refused for CSV.
-pub fn open(path: &Path, sheet: Option<&str>) -> Result<Box<dyn RowSource>> {
+/// worksheet of a workbook (default: the first) and is refused for CSV;
+/// `encoding` is the config's key for CSV files.
+pub fn open(
+    path: &Path,
+    sheet: Option<&str>,
+    encoding: Option<&str>,
+) -> Result<Box<dyn RowSource>> {
     if is_workbook(path) {
         return Ok(Box::new(WorkbookSource::open(path, sheet)?));
     }
@@ -59,5 +81,5 @@ pub fn open(path: &Path, sheet: Option<&str>) -> Result<Box<dyn RowSource>> {
             path.display()
         );
     }
-    Ok(Box::new(CsvSource::open(path)?))
+    Ok(Box::new(CsvSource::open(path, encoding)?))
 }

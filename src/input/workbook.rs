@@ -12,9 +12,14 @@
 
 use super::{RawRow, RowSource, is_blank};
 use anyhow::{Context, Result, anyhow, bail};
-use calamine::{Data, Range, Reader, Sheets, open_workbook};
+use calamine::{Data, Range, Reader, SheetType, SheetVisible, Sheets, open_workbook};
 use csv::StringRecord;
 use std::path::Path;
+
+/// Cells of a sheet up to which its formulas are read too, to name a
+/// formula cell saved without its value: a million cells of formula text
+/// is about 24 MB more, and a payroll sheet is far smaller.
+const FORMULA_CELLS: usize = 1_000_000;
 
 /// File extensions read as workbooks (lower case).
 pub const EXTENSIONS: [&str; 5] = ["xlsx", "xlsm", "xlsb", "xls", "ods"];
@@ -27,7 +32,13 @@ pub fn is_workbook(path: &Path) -> bool {
 }
 
 pub struct WorkbookSource {
+    /// Every sheet's name, for the message when the headers are not found.
+    sheets: Vec<String>,
+    notices: Vec<String>,
     range: Range<Data>,
+    /// The sheet's formulas, for cells that hold one but no saved value
+    /// (read for sheets up to [`FORMULA_CELLS`] cells).
+    formulas: Option<Range<String>>,
     /// Absolute index (0-based) of the range's first row and column.
     first_row: u32,
     /// Index within the range of the next row to read.
@@ -47,6 +58,9 @@ impl WorkbookSource {
             |e: &dyn std::fmt::Display| anyhow!("cannot read {name} as a .{ext} workbook: {e}");
         if !path.exists() {
             bail!("cannot open {name}: no such file");
+        }
+        if matches!(ext.as_str(), "xlsx" | "xlsm") {
+            super::budget::check_xlsx(path)?;
         }
         let mut book: Sheets<_> = match ext.as_str() {
             "xls" => Sheets::Xls(open_workbook(path).map_err(|e| fail(&e))?),
@@ -71,16 +85,46 @@ impl WorkbookSource {
                     )
                 })?
                 .clone(),
-            None => names
-                .first()
-                .ok_or_else(|| anyhow!("{name} has no worksheet"))?
-                .clone(),
+            // The first visible worksheet: a hidden first sheet holds
+            // lookups or an old version, not what the author sees.
+            None => book
+                .sheets_metadata()
+                .iter()
+                .find(|s| s.visible == SheetVisible::Visible && s.typ == SheetType::WorkSheet)
+                .map(|s| s.name.clone())
+                .or_else(|| names.first().cloned())
+                .ok_or_else(|| anyhow!("{name} has no worksheet"))?,
         };
+        let mut notices = Vec::new();
+        let hidden: Vec<String> = book
+            .sheets_metadata()
+            .iter()
+            .take_while(|s| s.name != sheet_name)
+            .filter(|s| s.visible != SheetVisible::Visible)
+            .map(|s| s.name.clone())
+            .collect();
+        if sheet.is_none() && !hidden.is_empty() {
+            notices.push(format!(
+                "read worksheet {sheet_name:?}, the first visible one (hidden before it: {}); choose another with --sheet",
+                quoted(&hidden)
+            ));
+        }
         let range = book
             .worksheet_range(&sheet_name)
             .map_err(|e| fail(&e))
             .with_context(|| format!("worksheet {sheet_name:?}"))?;
+        let cells = range.get_size().0.saturating_mul(range.get_size().1);
+        let formulas = if cells <= FORMULA_CELLS {
+            book.worksheet_formula(&sheet_name)
+                .ok()
+                .filter(|f| !f.is_empty())
+        } else {
+            None
+        };
         let mut src = WorkbookSource {
+            formulas,
+            sheets: names.clone(),
+            notices,
             first_row: range.start().map_or(0, |(r, _)| r),
             range,
             next: 0,
@@ -110,6 +154,14 @@ impl RowSource for WorkbookSource {
         &self.header
     }
 
+    fn notices(&self) -> Vec<String> {
+        self.notices.clone()
+    }
+
+    fn sheets(&self) -> Vec<String> {
+        self.sheets.clone()
+    }
+
     fn next_row(&mut self, out: &mut RawRow) -> Result<bool> {
         let width = self.range.width();
         while self.next < self.range.height() {
@@ -117,12 +169,31 @@ impl RowSource for WorkbookSource {
             self.next += 1;
             out.fields.clear();
             out.cell_errors.clear();
+            out.numeric.clear();
+            let start = self.range.start().unwrap_or((0, 0));
             for col in 0..width {
                 let cell = self.range.get((i, col)).unwrap_or(&Data::Empty);
+                if *cell == Data::Empty
+                    && let Some(f) = self
+                        .formulas
+                        .as_ref()
+                        .and_then(|f| f.get_value((start.0 + i as u32, start.1 + col as u32)))
+                    && !f.is_empty()
+                {
+                    // A formula saved without its result (files written by
+                    // programs that do not compute formulas).
+                    out.cell_errors.push((col, format!("={f}")));
+                    out.fields.push_field("");
+                    continue;
+                }
                 match cell {
                     Data::Error(e) => {
                         out.cell_errors.push((col, e.to_string()));
                         out.fields.push_field(&e.to_string());
+                    }
+                    Data::Float(_) | Data::Int(_) => {
+                        out.numeric.push(col);
+                        out.fields.push_field(&cell_text(cell));
                     }
                     other => out.fields.push_field(&cell_text(other)),
                 }

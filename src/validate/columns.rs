@@ -1,8 +1,10 @@
-//! Matching a file's header row to payrun's canonical columns (README,
-//! "Columns"): canonical snake_case names matched ignoring case, spaces, `_`
-//! and `-` (`Account ID`, `accountId` and `account-id` are all
-//! `account_id`), plus the config's `[columns]` table for any other header
-//! (`"Montant" = "amount"`). Unknown extra columns are ignored.
+//! Matching a file's header row to payrun's canonical columns: canonical
+//! snake_case names matched ignoring case, accents, spaces, `_`, `-` and
+//! invisible characters (`Account ID`, `accountId` and `account-id` are all
+//! `account_id`; a byte-order mark or zero-width space never hides a
+//! column), built-in French names (`Montant`, `Prénom`), plus the config's
+//! `[columns]` table for any other header (`"Net à payer" = "amount"`).
+//! Columns payrun does not read are listed, never silently ignored.
 
 use anyhow::{Result, bail};
 use std::collections::BTreeMap;
@@ -79,20 +81,144 @@ impl Col {
     ];
 }
 
-/// The key headers are compared by: lower case, without spaces, `_` and `-`.
-pub fn normalize(header: &str) -> String {
-    header
-        .trim()
-        .chars()
-        .filter(|c| !matches!(c, ' ' | '_' | '-' | '\u{a0}'))
-        .flat_map(char::to_lowercase)
-        .collect()
+/// Characters that never distinguish two headers: separators, spaces of
+/// every kind, and invisible characters (byte-order marks, zero-width
+/// spaces and joiners, soft hyphens) that exports and copy-paste leave.
+fn ignored(c: char) -> bool {
+    matches!(
+        c,
+        '_' | '-' | '.' | '\'' | '\u{2019}' | '\u{feff}' | '\u{200b}'
+            ..='\u{200f}' | '\u{2060}' | '\u{ad}'
+    ) || c.is_whitespace()
+        || c.is_control()
 }
+
+/// A letter without its accent (`é` to `e`, `œ` to `oe`): French headers
+/// are typed with and without accents (`PRENOM`, `Prénom`).
+fn fold(c: char) -> &'static str {
+    match c {
+        'à' | 'â' | 'ä' | 'á' | 'ã' | 'å' => "a",
+        'ç' => "c",
+        'é' | 'è' | 'ê' | 'ë' => "e",
+        'î' | 'ï' | 'í' | 'ì' => "i",
+        'ô' | 'ö' | 'ó' | 'ò' | 'õ' => "o",
+        'ù' | 'û' | 'ü' | 'ú' => "u",
+        'ÿ' => "y",
+        'ñ' => "n",
+        'œ' => "oe",
+        'æ' => "ae",
+        _ => "",
+    }
+}
+
+/// The key headers are compared by: lower case, without accents, spaces,
+/// separators and invisible characters.
+pub fn normalize(header: &str) -> String {
+    let mut key = String::with_capacity(header.len());
+    for c in header
+        .chars()
+        .filter(|c| !ignored(*c))
+        .flat_map(char::to_lowercase)
+    {
+        match fold(c) {
+            "" => key.push(c),
+            base => key.push_str(base),
+        }
+    }
+    key
+}
+
+/// Built-in header names, already normalized: French first, then common
+/// English variants. The config's `[columns]` table covers anything else.
+const ALIASES: [(&str, Col); 47] = [
+    ("reference", Col::TransactionId),
+    ("ref", Col::TransactionId),
+    ("idtransaction", Col::TransactionId),
+    ("referencepaiement", Col::TransactionId),
+    ("compte", Col::AccountId),
+    ("numerodecompte", Col::AccountId),
+    ("numerocompte", Col::AccountId),
+    ("numero", Col::AccountId),
+    ("numeromobilemoney", Col::AccountId),
+    ("comptemobilemoney", Col::AccountId),
+    ("account", Col::AccountId),
+    ("montant", Col::Amount),
+    ("montantnet", Col::Amount),
+    ("netapayer", Col::Amount),
+    ("devise", Col::Currency),
+    ("monnaie", Col::Currency),
+    ("methode", Col::PayoutMethodId),
+    ("methodedepaiement", Col::PayoutMethodId),
+    ("modedepaiement", Col::PayoutMethodId),
+    ("moyendepaiement", Col::PayoutMethodId),
+    ("libelle", Col::Description),
+    ("motif", Col::Description),
+    ("objet", Col::Description),
+    ("prenom", Col::BeneficiaryFirstname),
+    ("prenoms", Col::BeneficiaryFirstname),
+    ("firstname", Col::BeneficiaryFirstname),
+    ("nom", Col::BeneficiaryLastname),
+    ("nomdefamille", Col::BeneficiaryLastname),
+    ("lastname", Col::BeneficiaryLastname),
+    ("surname", Col::BeneficiaryLastname),
+    ("telephone", Col::BeneficiaryPhone),
+    ("tel", Col::BeneficiaryPhone),
+    ("portable", Col::BeneficiaryPhone),
+    ("phone", Col::BeneficiaryPhone),
+    ("courriel", Col::BeneficiaryEmail),
+    ("email", Col::BeneficiaryEmail),
+    ("mail", Col::BeneficiaryEmail),
+    ("adresseemail", Col::BeneficiaryEmail),
+    ("courrielexpediteur", Col::SenderEmail),
+    ("emailexpediteur", Col::SenderEmail),
+    ("prenomexpediteur", Col::SenderFirstname),
+    ("nomexpediteur", Col::SenderLastname),
+    ("adresseexpediteur", Col::SenderAddress),
+    ("telephoneexpediteur", Col::SenderPhone),
+    ("description", Col::Description),
+    ("currencycode", Col::Currency),
+    ("mobile", Col::BeneficiaryPhone),
+];
 
 fn canonical(normalized: &str) -> Option<Col> {
     Col::ALL
         .into_iter()
         .find(|c| normalize(c.name()) == normalized)
+}
+
+fn alias(normalized: &str) -> Option<Col> {
+    ALIASES
+        .iter()
+        .find(|(a, _)| *a == normalized)
+        .map(|(_, c)| *c)
+}
+
+/// Characters of a header quoted in a message: a header line can be a
+/// pasted paragraph or a whole file on one line.
+const SHOWN_HEADER_CHARS: usize = 40;
+/// Headers listed in a message.
+const SHOWN_HEADERS: usize = 30;
+
+/// A header as quoted in messages: at most [`SHOWN_HEADER_CHARS`].
+pub fn excerpt(header: &str) -> String {
+    let mut shown: String = header.chars().take(SHOWN_HEADER_CHARS).collect();
+    if header.chars().count() > SHOWN_HEADER_CHARS {
+        shown.push('…');
+    }
+    format!("{shown:?}")
+}
+
+/// Headers as quoted in messages: at most [`SHOWN_HEADERS`] excerpts.
+pub fn listed(headers: &[String]) -> String {
+    let mut list: Vec<String> = headers
+        .iter()
+        .take(SHOWN_HEADERS)
+        .map(|h| excerpt(h))
+        .collect();
+    if headers.len() > SHOWN_HEADERS {
+        list.push(format!("and {} more", headers.len() - SHOWN_HEADERS));
+    }
+    list.join(", ")
 }
 
 /// Where each canonical column sits in the file's rows, and the header text
@@ -101,15 +227,19 @@ fn canonical(normalized: &str) -> Option<Col> {
 pub struct Columns {
     index: [Option<usize>; Col::ALL.len()],
     label: [String; Col::ALL.len()],
+    /// Headers payrun does not read, with their field index.
+    unused: Vec<(usize, String)>,
 }
 
 impl Columns {
     /// Resolves `headers`. Errors name every missing required column, list
     /// the headers found, and name two headers that claim the same column.
+    /// `optional` lists required columns the config provides a default for
+    /// (`payout_method_id`, `currency`).
     pub fn resolve<'a>(
         headers: impl IntoIterator<Item = &'a str>,
         mapping: &BTreeMap<String, String>,
-        payout_method_required: bool,
+        optional: &[Col],
     ) -> Result<Columns> {
         // The [columns] table, keyed by normalized header; its targets must
         // be canonical names.
@@ -127,24 +257,31 @@ impl Columns {
         let mut index = [None; Col::ALL.len()];
         let mut label: [String; Col::ALL.len()] = Default::default();
         let mut found = Vec::new();
+        let mut unused = Vec::new();
         for (i, header) in headers.into_iter().enumerate() {
-            let header = header.trim();
+            let header = header.trim_matches(|c: char| ignored(c) && c != '_' && c != '-');
             found.push(header.to_owned());
             let key = normalize(header);
             if key.is_empty() {
                 continue;
             }
-            let Some(col) = mapped.get(&key).copied().or_else(|| canonical(&key)) else {
+            let Some(col) = mapped
+                .get(&key)
+                .copied()
+                .or_else(|| canonical(&key))
+                .or_else(|| alias(&key))
+            else {
+                unused.push((i, header.to_owned()));
                 continue;
             };
             let slot = col as usize;
             if index[slot].is_some() {
                 bail!(
-                    "two columns are read as `{}`: {:?} (column {}) and {:?} (column {}); rename or remove one of them",
+                    "two columns are read as `{}`: {} (column {}) and {} (column {}); rename or remove one of them, or map one in the config's [columns] table",
                     col.name(),
-                    label[slot],
+                    excerpt(&label[slot]),
                     index[slot].map_or(0, |j| j + 1),
-                    header,
+                    excerpt(header),
                     i + 1
                 );
             }
@@ -153,36 +290,53 @@ impl Columns {
         }
 
         let mut required: Vec<Col> = Col::REQUIRED.to_vec();
-        if payout_method_required {
-            required.push(Col::PayoutMethodId);
-        }
+        required.push(Col::PayoutMethodId);
+        required.retain(|c| !optional.contains(c));
         let missing: Vec<&str> = required
             .iter()
             .filter(|c| index[**c as usize].is_none())
             .map(|c| c.name())
             .collect();
         if !missing.is_empty() {
+            let unmapped: Vec<String> = unused.iter().map(|(_, h)| h.clone()).collect();
             let found = if found.iter().all(String::is_empty) {
-                "none".to_owned()
+                "the row is empty".to_owned()
+            } else if unmapped.is_empty() {
+                "every header of the file is already read".to_owned()
             } else {
-                found
-                    .iter()
-                    .map(|h| format!("{h:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                format!("headers not read: {}", listed(&unmapped))
             };
-            let extra = if missing.contains(&"payout_method_id") {
-                " (or set default_payout_method_id in the config)"
+            let mut defaults = Vec::new();
+            if missing.contains(&"payout_method_id") {
+                defaults.push("default_payout_method_id");
+            }
+            if missing.contains(&"currency") {
+                defaults.push("default_currency");
+            }
+            let extra = if defaults.is_empty() {
+                String::new()
             } else {
-                ""
+                format!(" (or set {} in the config)", defaults.join(" and "))
             };
+            let example = unmapped.first().map_or("Montant", String::as_str);
+            let example: String = example.chars().take(SHOWN_HEADER_CHARS).collect();
             bail!(
-                "missing required column{} {}{extra}; headers found: {found}. Rename the header in the file, or map it in the config's [columns] table, e.g. \"Montant\" = \"amount\"",
+                "missing required column{} {}{extra}; {found}. Rename the header in the file, or map it in the [columns] table of the config file (payrun.toml in the folder you run payrun from, or the file given with --config), e.g. {example:?} = \"{}\"",
                 if missing.len() > 1 { "s" } else { "" },
                 missing.join(", "),
+                missing[0],
             );
         }
-        Ok(Columns { index, label })
+        Ok(Columns {
+            index,
+            label,
+            unused,
+        })
+    }
+
+    /// Headers payrun does not read, with their field index, in file order.
+    pub fn unused(&self) -> &[(usize, String)] {
+        &self.unused
     }
 
     /// The field index of `col` in a row, if the file has that column.
@@ -214,7 +368,8 @@ mod tests {
             .iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect();
-        Columns::resolve(headers.iter().copied(), &map, pm)
+        let optional: &[Col] = if pm { &[] } else { &[Col::PayoutMethodId] };
+        Columns::resolve(headers.iter().copied(), &map, optional)
     }
 
     #[test]
@@ -262,21 +417,22 @@ mod tests {
 
     #[test]
     fn missing_columns_are_all_named_with_headers_found() {
-        let err = resolve(
-            &["account_id", "Montant", "beneficiary_firstname"],
-            &[],
-            true,
-        )
-        .unwrap_err()
-        .to_string();
+        let err = resolve(&["account_id", "Net", "beneficiary_firstname"], &[], true)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains(
                 "missing required columns amount, currency, beneficiary_lastname, payout_method_id"
             ),
             "{err}"
         );
-        assert!(err.contains("\"Montant\""), "{err}");
+        // Only the headers not read are named, and where the config goes.
+        assert!(err.contains("headers not read: \"Net\"."), "{err}");
+        assert!(!err.contains("\"account_id\""), "{err}");
         assert!(err.contains("default_payout_method_id"), "{err}");
+        assert!(err.contains("default_currency"), "{err}");
+        assert!(err.contains("payrun.toml in the folder"), "{err}");
+        assert!(err.contains("\"Net\" = \"amount\""), "{err}");
     }
 
     #[test]
@@ -292,8 +448,97 @@ mod tests {
         let err = resolve(&h, &[], false).unwrap_err().to_string();
         assert!(err.contains("two columns are read as `amount`"), "{err}");
         let mut h = BASE.to_vec();
-        h.push("Montant");
-        assert!(resolve(&h, &[("Montant", "amount")], false).is_err());
+        h.push("Net");
+        assert!(resolve(&h, &[("Net", "amount")], false).is_err());
+        // A 26 MB header is quoted as an excerpt.
+        let mut h = BASE.to_vec();
+        let huge = format!("amount{}", "x".repeat(1_000_000));
+        h.push(&huge);
+        let err = resolve(&h, &[(&huge, "amount")], false)
+            .unwrap_err()
+            .to_string();
+        assert!(err.len() < 500, "{} bytes", err.len());
+    }
+
+    /// French headers need no config; accents, case and invisible
+    /// characters do not matter; unused headers are listed.
+    #[test]
+    fn french_aliases_and_invisible_characters() {
+        let cols = resolve(
+            &[
+                "\u{feff}\u{feff}Référence",
+                "Numéro",
+                "Montant",
+                "DEVISE",
+                "PRENOM",
+                "Nom",
+                "Téléphone",
+                "Courriel",
+                "Libellé",
+                "Statut",
+                "Service",
+            ],
+            &[],
+            true,
+        );
+        let err = cols.unwrap_err().to_string();
+        assert!(
+            err.contains("missing required column payout_method_id"),
+            "{err}"
+        );
+        assert!(err.contains("\"Statut\", \"Service\""), "{err}");
+        let cols = resolve(
+            &[
+                "\u{feff}\u{feff}Référence",
+                "Numéro",
+                "Montant",
+                "DEVISE",
+                "PRENOM",
+                "Nom",
+                "Téléphone",
+                "Courriel",
+                "Libellé",
+                "Statut",
+                "Mode de paiement",
+            ],
+            &[],
+            true,
+        )
+        .unwrap();
+        for (col, i) in [
+            (Col::TransactionId, 0),
+            (Col::AccountId, 1),
+            (Col::Amount, 2),
+            (Col::Currency, 3),
+            (Col::BeneficiaryFirstname, 4),
+            (Col::BeneficiaryLastname, 5),
+            (Col::BeneficiaryPhone, 6),
+            (Col::BeneficiaryEmail, 7),
+            (Col::Description, 8),
+            (Col::PayoutMethodId, 10),
+        ] {
+            assert_eq!(cols.index(col), Some(i), "{col:?}");
+        }
+        assert_eq!(cols.label(Col::TransactionId), "Référence");
+        assert_eq!(cols.unused(), [(9, "Statut".to_owned())]);
+        // A zero-width space or no-break space inside a header.
+        let cols = resolve(
+            &[
+                "transaction\u{200b}_id",
+                "account\u{a0}id",
+                "amount",
+                "currency",
+                "Prénom",
+                "Nom",
+                "payout_method_id",
+            ],
+            &[],
+            true,
+        )
+        .unwrap();
+        assert_eq!(cols.index(Col::TransactionId), Some(0));
+        assert_eq!(cols.index(Col::AccountId), Some(1));
+        assert!(cols.unused().is_empty());
     }
 
     #[test]

@@ -85,14 +85,33 @@ pub fn identifier(value: &str, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A currency accepted for payouts: a real ISO 4217 code with a number of
-/// minor-unit digits (so not `XXX`, `XAU` and the other codes without
-/// one). Returns the upper-case code and that number of digits.
+/// ISO 4217 codes that are not money a person can be paid in: fund and
+/// accounting units (BOV, CLF, CHE, CHW, COU, MXV, UYI, UYW, USN, XDR,
+/// XSU, XUA, the bond-market units XBA-XBD), the test code XTS, and
+/// currencies withdrawn from circulation that the code list may still
+/// carry (HRK became EUR in 2023, SLL became SLE, ZWL became ZWG, CUC,
+/// and the pre-redenomination BYR, MRO, STD, VEF).
+const NOT_FOR_PAYMENT: [&str; 23] = [
+    "BOV", "CLF", "CHE", "CHW", "COU", "MXV", "UYI", "UYW", "USN", "XDR", "XSU", "XUA", "XBA",
+    "XBB", "XBC", "XBD", "XTS", "HRK", "SLL", "ZWL", "CUC", "BYR", "MRO",
+];
+/// Further withdrawn codes (kept apart so each list stays readable).
+const WITHDRAWN: [&str; 3] = ["STD", "VEF", "LTL"];
+
+/// A currency accepted for payouts: an active ISO 4217 code of money, with
+/// a number of minor-unit digits (so not `XXX`, `XAU`, fund codes or
+/// withdrawn currencies). Returns the upper-case code and that number of
+/// digits.
 pub fn currency(value: &str) -> Result<(&'static str, u16), String> {
     if value.is_empty() {
         return Err("the currency is required: write its ISO 4217 code, e.g. XOF, KES, USD".into());
     }
     let upper = value.to_ascii_uppercase();
+    if NOT_FOR_PAYMENT.contains(&upper.as_str()) || WITHDRAWN.contains(&upper.as_str()) {
+        return Err(format!(
+            "{upper} is a fund, accounting or withdrawn ISO 4217 code, not a currency payouts can be made in: write the code of the currency paid, e.g. EUR instead of HRK, SLE instead of SLL, BOB instead of BOV"
+        ));
+    }
     match iso_currency::Currency::from_code(&upper) {
         Some(c) => match c.exponent() {
             Some(exp) => Ok((c.code(), exp)),
@@ -280,6 +299,13 @@ mod tests {
                 .contains("not a currency payouts")
         );
         assert!(currency("XXX").is_err());
+        for code in [
+            "BOV", "CLF", "UYW", "CHE", "CHW", "COU", "MXV", "USN", "HRK", "SLL", "ZWL", "XAG",
+        ] {
+            assert!(currency(code).is_err(), "{code}");
+        }
+        assert!(currency("hrk").unwrap_err().contains("withdrawn"));
+        assert_eq!(currency("SLE").unwrap().0, "SLE");
     }
 
     #[test]

@@ -1,19 +1,24 @@
 //! Validation of a payroll file (the `payrun validate` command is
-//! `cmd::validate`). [`scan`]
-//! streams the input (`crate::input`), turns each raw row into a typed
-//! `Payout` or a list of field errors (`row`, using the rules in `amount`,
-//! `fields` and the header matching in `columns`), writes the rejected rows
-//! to `rejected.csv` when asked, and returns a summary. The engine
+//! `cmd::validate`). [`scan`] streams the input (`crate::input`), turns each raw
+//! row into a typed `Payout` or a list of field errors (`row`, using the
+//! rules in `amount` and `number`, `fields` and the header matching in
+//! `columns`), applies the file-level rules of `sheet` (totals row, skip
+//! rule), writes the rejected rows to `rejected.csv` when asked, and
+//! returns a summary with the notes on how the file was read. The engine
 //! (`payrun run`) calls the same [`scan`], so what `validate` accepts is
 //! exactly what `run` would pay.
 
 pub mod amount;
 pub mod columns;
 pub mod fields;
+mod ids;
+pub mod number;
 pub mod phone;
 mod row;
+mod sheet;
 
 pub use row::Validator;
+use sheet::{Totals, skip_rule, totals_row};
 
 use crate::config::Config;
 use crate::input::{self, RawRow};
@@ -25,6 +30,17 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+/// Rows not to pay, marked in a column payrun does not otherwise read
+/// (config `[skip]`): `column = "Statut"`, `values = ["annulé", "non"]`.
+/// Values match ignoring case, accents and surrounding spaces. Skipped
+/// rows are listed in the summary, never silently dropped.
+#[derive(Debug, Clone, serde::Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SkipRule {
+    pub column: String,
+    pub values: Vec<String>,
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct ScanOptions {
@@ -97,9 +113,36 @@ pub struct Summary {
     pub rows: u64,
     pub valid: u64,
     pub rejected: u64,
+    /// Rows left out by the config's `[skip]` rule: neither paid nor
+    /// rejected. `rows = valid + rejected + skipped`.
+    pub skipped: u64,
+    /// The first [`MAX_LISTED`] skipped rows.
+    pub skipped_rows: Vec<u64>,
     /// Per currency, over the valid rows only.
     pub currencies: BTreeMap<String, CurrencyTotal>,
+    /// Headers of the file payrun does not read, in file order.
+    pub unused_columns: Vec<String>,
+    /// Valid rows paying the same account the same amount in the same
+    /// currency as an earlier row: often a row pasted twice.
+    pub repeated: u64,
+    /// The first [`MAX_LISTED`] of them: `[row, first row]`.
+    pub repeated_rows: Vec<[u64; 2]>,
+    /// How the file was read, as sentences ("read as Windows-1252").
+    pub notices: Vec<String>,
+    /// A totals row at the bottom of the sheet, used as a control total
+    /// (never paid): its row and amount.
+    pub control_total: Option<ControlTotal>,
 }
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ControlTotal {
+    pub row: u64,
+    pub currency: String,
+    pub total: Decimal,
+}
+
+/// Rows listed by number in the summary; the rest are counted.
+pub const MAX_LISTED: usize = 100;
 
 /// Streams the file (CSV, or a workbook), validates each row, calls `on_row`
 /// for each, writes the rejected file when asked, and returns the summary.
@@ -112,32 +155,118 @@ pub fn scan(
     opts: &ScanOptions,
     mut on_row: impl FnMut(RowOutcome<'_>) -> Result<()>,
 ) -> Result<Summary> {
-    let mut source = input::open(path, opts.sheet.as_deref())?;
+    let mut source = input::open(path, opts.sheet.as_deref(), cfg.encoding.as_deref())?;
     let header = source.header();
-    let columns = columns::Columns::resolve(
-        header.fields.iter(),
-        &cfg.columns,
-        cfg.default_payout_method_id
-            .as_deref()
-            .is_none_or(|m| m.trim().is_empty()),
-    )
-    .with_context(|| format!("cannot validate {}", path.display()))?;
-    let mut validator = Validator::new(columns, header.fields.len(), cfg)?;
+    let mut optional = Vec::new();
+    if cfg
+        .default_payout_method_id
+        .as_deref()
+        .is_some_and(|m| !m.trim().is_empty())
+    {
+        optional.push(columns::Col::PayoutMethodId);
+    }
+    if cfg.default_currency.is_some() {
+        optional.push(columns::Col::Currency);
+    }
+    let sheets = source.sheets();
+    let columns = columns::Columns::resolve(header.fields.iter(), &cfg.columns, &optional)
+        .map_err(|e| {
+            if sheets.len() > 1 {
+                let list: Vec<String> = sheets.iter().map(|s| columns::excerpt(s)).collect();
+                anyhow::anyhow!(
+                    "{e}. This workbook's worksheets are {}: if the payroll is on another one, choose it with --sheet NAME",
+                    list.join(", ")
+                )
+            } else {
+                e
+            }
+        })
+        .with_context(|| format!("cannot validate {}", path.display()))?;
+    let skip = match &cfg.skip {
+        Some(rule) => Some(skip_rule(rule, header)?),
+        None => None,
+    };
+    let unused_columns: Vec<String> = columns.unused().iter().map(|(_, h)| h.clone()).collect();
+    let skip_index = skip.as_ref().map(|(i, _)| *i);
+    let mut validator = Validator::new(columns, header.fields.len(), cfg, skip_index)?;
     let mut rejected_out = match &opts.rejected_path {
         Some(p) => Some(RejectedWriter::create(p, header, source.delimiter())?),
         None => None,
     };
 
-    let mut summary = Summary::default();
+    let mut summary = Summary {
+        unused_columns,
+        notices: source.notices(),
+        ..Summary::default()
+    };
+    let mut payees_capped = false;
     let mut raw = RawRow::default();
     while source
         .next_row(&mut raw)
         .with_context(|| format!("cannot validate {}", path.display()))?
     {
         summary.rows += 1;
+        if let Some((i, values)) = &skip
+            && raw
+                .fields
+                .get(*i)
+                .is_some_and(|v| values.contains(&columns::normalize(v)))
+        {
+            summary.skipped += 1;
+            if summary.skipped_rows.len() < MAX_LISTED {
+                summary.skipped_rows.push(raw.row);
+            }
+            continue;
+        }
+        match totals_row(&raw, validator.columns(), &summary, cfg) {
+            Totals::Row => {}
+            Totals::Matches(total) => {
+                summary.notices.push(format!(
+                    "row {} is a totals row ({} {}), equal to the sum of the rows above: used as a control total, not paid",
+                    raw.row, total.total, total.currency
+                ));
+                summary.control_total = Some(total);
+                continue;
+            }
+            Totals::Differs(message) => {
+                summary.rejected += 1;
+                let rejected = Rejected {
+                    row: raw.row,
+                    raw: raw.fields.iter().map(str::to_owned).collect(),
+                    errors: vec![FieldError {
+                        row: raw.row,
+                        column: String::new(),
+                        value: String::new(),
+                        message,
+                    }],
+                };
+                if let Some(w) = rejected_out.as_mut() {
+                    w.write(&rejected)?;
+                }
+                on_row(RowOutcome::Rejected(&rejected))?;
+                continue;
+            }
+        }
         match validator.check(&raw) {
             Ok(payout) => {
                 summary.valid += 1;
+                match validator.repeat_of(&payout) {
+                    row::Repeat::Of(first) => {
+                        summary.repeated += 1;
+                        if summary.repeated_rows.len() < MAX_LISTED {
+                            summary.repeated_rows.push([payout.row, first]);
+                        }
+                    }
+                    row::Repeat::New => {}
+                    row::Repeat::NotChecked if !payees_capped => {
+                        payees_capped = true;
+                        summary.notices.push(format!(
+                            "repeated payees were looked for in the first {} valid rows only",
+                            row::MAX_PAYEES
+                        ));
+                    }
+                    row::Repeat::NotChecked => {}
+                }
                 let entry = summary
                     .currencies
                     .entry(payout.currency.clone())

@@ -6,12 +6,15 @@ use super::FieldError;
 use super::amount;
 use super::columns::{Col, Columns};
 use super::fields::{self, MAX_NAME_LEN, MAX_TEXT_LEN};
+use super::ids::IdSet;
+use super::number::NumberFormat;
 use super::phone::Phones;
 use crate::config::{AmountUnit, Config};
 use crate::input::RawRow;
 use crate::payout::{Payout, SenderOverride};
 use anyhow::{Context, Result};
-use std::hash::{BuildHasher, RandomState};
+use rust_decimal::Decimal;
+use std::collections::BTreeMap;
 
 pub struct Validator {
     columns: Columns,
@@ -21,12 +24,79 @@ pub struct Validator {
     default_payout_method: Option<String>,
     phones: Phones,
     ids: IdSet,
+    format: Option<NumberFormat>,
+    /// `max_amount` per upper-case currency code.
+    max_amount: BTreeMap<String, Decimal>,
+    /// `default_currency`, checked: used when the file has no currency
+    /// column.
+    default_currency: Option<(&'static str, u16)>,
+    /// Columns payrun does not read whose name says whether to pay the row
+    /// (`Statut`, `pay`): field index and header.
+    status_columns: Vec<(usize, String)>,
+    /// (account, currency, amount) of the valid rows so far.
+    payees: IdSet,
+    payees_seen: u64,
+    key: String,
 }
+
+/// Whether a valid row pays the same as an earlier one.
+pub enum Repeat {
+    New,
+    /// Same account, currency and amount as this earlier row.
+    Of(u64),
+    /// Past the first [`MAX_PAYEES`] rows: not checked.
+    NotChecked,
+}
+
+/// Valid rows checked for a repeated payee: a payroll is far smaller, and
+/// the set stays about 2 MB instead of growing with a million-row file
+/// (the transaction-id set already takes most of the memory budget).
+pub const MAX_PAYEES: u64 = 100_000;
+
+/// Headers (normalized) of columns that often say whether to pay a row.
+const STATUS_HEADERS: [&str; 10] = [
+    "status", "statut", "pay", "payer", "apayer", "paid", "etat", "state", "valide", "actif",
+];
+/// Cell values (normalized) that mark a row as not to be paid.
+const NOT_TO_PAY: [&str; 16] = [
+    "no",
+    "non",
+    "n",
+    "false",
+    "faux",
+    "0",
+    "cancelled",
+    "canceled",
+    "annule",
+    "annulee",
+    "suspendu",
+    "suspended",
+    "bloque",
+    "blocked",
+    "stop",
+    "inactif",
+];
 
 impl Validator {
     /// Checks the config keys the rules depend on, so a bad one is reported
     /// once rather than on every row.
-    pub fn new(columns: Columns, width: usize, cfg: &Config) -> Result<Validator> {
+    /// `skip_column`: the field index of the config's `[skip]` rule, which
+    /// handles that column itself.
+    pub fn new(
+        columns: Columns,
+        width: usize,
+        cfg: &Config,
+        skip_column: Option<usize>,
+    ) -> Result<Validator> {
+        let status_columns = columns
+            .unused()
+            .iter()
+            .filter(|(i, h)| {
+                Some(*i) != skip_column
+                    && STATUS_HEADERS.contains(&super::columns::normalize(h).as_str())
+            })
+            .cloned()
+            .collect();
         let phone_region = cfg
             .default_phone_region
             .as_deref()
@@ -43,7 +113,38 @@ impl Validator {
             }
             _ => None,
         };
+        let default_currency = cfg
+            .default_currency
+            .as_deref()
+            .map(|c| fields::currency(c.trim()))
+            .transpose()
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "default_currency = {:?}: {e}",
+                    cfg.default_currency.as_deref().unwrap_or_default()
+                )
+            })
+            .context("invalid config")?;
+        let mut max_amount = BTreeMap::new();
+        for (code, max) in &cfg.max_amount {
+            let (code, _) = fields::currency(code.trim())
+                .map_err(|e| anyhow::anyhow!("[max_amount] {code:?}: {e}"))
+                .context("invalid config")?;
+            if *max <= Decimal::ZERO {
+                anyhow::bail!(
+                    "invalid config: [max_amount] {code} = {max} must be greater than zero"
+                );
+            }
+            max_amount.insert(code.to_owned(), *max);
+        }
         Ok(Validator {
+            payees: IdSet::default(),
+            payees_seen: 0,
+            key: String::new(),
+            status_columns,
+            format: cfg.number_format,
+            max_amount,
+            default_currency,
             columns,
             width,
             unit: cfg.amount_unit(),
@@ -51,6 +152,30 @@ impl Validator {
             phones: Phones::new(phone_region),
             ids: IdSet::default(),
         })
+    }
+
+    /// The first row paying the same account the same amount in the same
+    /// currency as `p`, if any (`p` is remembered otherwise). Only the
+    /// first [`MAX_PAYEES`] valid rows are remembered.
+    pub fn repeat_of(&mut self, p: &Payout) -> Repeat {
+        if self.payees_seen >= MAX_PAYEES {
+            return Repeat::NotChecked;
+        }
+        self.payees_seen += 1;
+        self.key.clear();
+        for part in [&p.account_id, &p.currency, &p.wire_amount] {
+            self.key.push_str(part);
+            self.key.push('\0');
+        }
+        match self.payees.insert(&self.key, p.row) {
+            Ok(()) => Repeat::New,
+            Err(first) => Repeat::Of(first),
+        }
+    }
+
+    /// Where the file's columns are.
+    pub fn columns(&self) -> &Columns {
+        &self.columns
     }
 
     /// Validates one row. Every rule runs, so the user sees all the row's
@@ -71,6 +196,22 @@ impl Validator {
             return Err(errors);
         }
 
+        // A column payrun does not read says not to pay this row: never
+        // pay it silently.
+        for (i, header) in &self.status_columns {
+            let value = raw.fields.get(*i).unwrap_or_default();
+            if NOT_TO_PAY.contains(&super::columns::normalize(value).as_str()) {
+                errors.push(FieldError {
+                    row: raw.row,
+                    column: header.clone(),
+                    value: value.to_owned(),
+                    message: format!(
+                        "payrun does not read this column, and it marks the row as not to be paid: remove the row, or add a skip rule to the config so such rows are left out and listed: [skip] column = {header:?}, values = [{value:?}]"
+                    ),
+                });
+            }
+        }
+
         // Columns whose cell holds a spreadsheet error are reported once and
         // skip their own rule.
         let mut broken = [false; Col::ALL.len()];
@@ -84,9 +225,15 @@ impl Validator {
                     row: raw.row,
                     column: self.columns.label(col).to_owned(),
                     value: shown.clone(),
-                    message: format!(
-                        "the cell holds the spreadsheet error {shown}: correct the formula or type the value itself"
-                    ),
+                    message: if shown.starts_with('=') {
+                        format!(
+                            "the cell holds the formula {shown} but no saved result (the file was written by a program that does not compute formulas): open and save it in a spreadsheet program, or type the value itself"
+                        )
+                    } else {
+                        format!(
+                            "the cell holds the spreadsheet error {shown}: correct the formula or type the value itself"
+                        )
+                    },
                 });
             }
         }
@@ -126,6 +273,10 @@ impl Validator {
                 let ok = check(Col::TransactionId, fields::identifier(id, "transaction_id"))
                     && check(
                         Col::TransactionId,
+                        numeric_identifier(raw, columns.index(Col::TransactionId), id),
+                    )
+                    && check(
+                        Col::TransactionId,
                         self.ids.insert(id, raw.row).map_err(|first| {
                             format!(
                                 "transaction_id {id:?} is already used on row {first}: every payout needs its own id (a repeated id is how the provider recognises a payment already made), so give this row a new one or delete it if it is a duplicate"
@@ -137,9 +288,18 @@ impl Validator {
         };
 
         let account_id = get(Col::AccountId);
-        check(Col::AccountId, fields::identifier(account_id, "account_id"));
+        if check(Col::AccountId, fields::identifier(account_id, "account_id")) {
+            check(
+                Col::AccountId,
+                numeric_identifier(raw, columns.index(Col::AccountId), account_id),
+            );
+        }
 
-        let currency = match fields::currency(get(Col::Currency)) {
+        let currency = match (columns.index(Col::Currency), self.default_currency) {
+            (None, Some(c)) => Ok(c),
+            _ => fields::currency(get(Col::Currency)),
+        };
+        let currency = match currency {
             Ok(c) => Some(c),
             Err(e) => {
                 check(Col::Currency, Err(e));
@@ -147,21 +307,27 @@ impl Validator {
             }
         };
         let amount_text = get(Col::Amount);
-        let amount = match amount::parse_plain(amount_text) {
-            Err(e) => {
-                check(Col::Amount, Err(e.to_string()));
+        let amount = match currency {
+            // Without a valid currency only the syntax can be checked.
+            None => {
+                if let Err(e) = amount::check_syntax(amount_text, self.format) {
+                    check(Col::Amount, Err(e.to_string()));
+                }
                 None
             }
-            Ok(plain) => match currency {
-                // Without a valid currency only the syntax can be checked.
-                None => None,
-                Some((code, exp)) => match amount::check_amount(&plain, code, exp, self.unit) {
-                    Ok(a) => Some(a),
-                    Err(e) => {
-                        check(Col::Amount, Err(e.to_string()));
-                        None
-                    }
-                },
+            Some((code, exp)) => match amount::parse_amount_with(
+                amount_text,
+                code,
+                exp,
+                self.unit,
+                self.format,
+                self.max_amount.get(code).copied(),
+            ) {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    check(Col::Amount, Err(e.to_string()));
+                    None
+                }
             },
         };
 
@@ -198,8 +364,25 @@ impl Validator {
 
         let phones = &mut self.phones;
         let mut phone = |col: Col| -> Option<String> {
+            // A number cell lost the `+`: its digits may still be a valid
+            // international number.
+            let numeric = columns.index(col).is_some_and(|i| raw.numeric.contains(&i));
             match get(col) {
                 "" => None,
+                p if numeric && p.bytes().all(|b| b.is_ascii_digit()) => {
+                    match phones.normalize(&format!("+{p}")) {
+                        Ok(e164) => Some(e164),
+                        Err(_) => {
+                            check(
+                                col,
+                                Err(format!(
+                                    "the cell is a number, so it holds no `+` and no leading zero, and {p} is not a valid international number: format the column as Text and type the number as +CC..."
+                                )),
+                            );
+                            None
+                        }
+                    }
+                }
                 p => match phones.normalize(p) {
                     Ok(e164) => Some(e164),
                     Err(e) => {
@@ -259,101 +442,23 @@ impl Validator {
     }
 }
 
-/// The transaction ids seen so far, held compactly: a fingerprint of each
-/// id (two independently keyed SipHashes: 96 bits stored, 8 more choose the
-/// shard) and the row it was first seen on, 16 bytes an entry instead of
-/// the id's string. Two distinct ids share a fingerprint with probability
-/// about n^2 / 2^105 (below 1e-19 for a million ids), and the keys are
-/// random per process, so no file can be crafted to collide.
-///
-/// Each shard is a small open-addressing table that grows by half when it
-/// is [`MAX_LOAD_PERCENT`] full. A general-purpose hash map doubles instead
-/// and, sized in powers of two, holds a million entries in ~36 MB, briefly
-/// ~53 MB while it doubles; this holds them in ~23 MB, and as shards grow
-/// one at a time the peak stays there.
-struct IdSet {
-    keys: (RandomState, RandomState),
-    shards: Vec<Shard>,
-}
+/// Significant digits a spreadsheet keeps in a number cell.
+const SPREADSHEET_DIGITS: usize = 15;
 
-/// Shards of [`IdSet`]: enough that one shard's growth is a rounding error
-/// in the memory budget, few enough that an empty set costs nothing.
-const ID_SHARDS: usize = 256;
-/// Load at which a shard grows. Linear probing stays at a few probes per
-/// lookup up to about 85 %; growing by half from there keeps the load
-/// between 57 % and 85 %.
-const MAX_LOAD_PERCENT: usize = 85;
-
-/// Slots `[fingerprint; 3], row`; an all-zero fingerprint marks a free slot
-/// (a real all-zero fingerprint is stored as 1).
-#[derive(Default)]
-struct Shard {
-    slots: Vec<[u32; 4]>,
-    len: usize,
-}
-
-impl Shard {
-    fn home(fp: &[u32; 3], slots: usize) -> usize {
-        // Multiply-shift maps the fingerprint onto any table length, so the
-        // table need not be a power of two.
-        let h = u64::from(fp[0]) << 32 | u64::from(fp[1]);
-        ((u128::from(h) * slots as u128) >> 64) as usize
+/// An identifier read from a workbook's number cell: past 15 digits the
+/// spreadsheet has rounded it (another account), and a fraction or
+/// exponent is not an identifier.
+fn numeric_identifier(raw: &RawRow, index: Option<usize>, value: &str) -> Result<(), String> {
+    if !index.is_some_and(|i| raw.numeric.contains(&i)) {
+        return Ok(());
     }
-
-    /// Inserts, or returns the row stored with an equal fingerprint.
-    fn insert(&mut self, fp: [u32; 3], row: u32) -> Result<(), u32> {
-        if (self.len + 1) * 100 > self.slots.len() * MAX_LOAD_PERCENT {
-            self.grow();
-        }
-        let n = self.slots.len();
-        let mut i = Self::home(&fp, n);
-        loop {
-            let slot = &mut self.slots[i];
-            if slot[..3] == [0, 0, 0] {
-                *slot = [fp[0], fp[1], fp[2], row];
-                self.len += 1;
-                return Ok(());
-            }
-            if slot[..3] == fp {
-                return Err(slot[3]);
-            }
-            i = if i + 1 == n { 0 } else { i + 1 };
-        }
+    let digits = value.bytes().filter(u8::is_ascii_digit).count();
+    if digits > SPREADSHEET_DIGITS || value.contains('.') {
+        return Err(format!(
+            "the cell is a number, and spreadsheets keep only {SPREADSHEET_DIGITS} significant digits and drop leading zeros, so this may not be the identifier that was typed: format the column as Text and type the identifiers again"
+        ));
     }
-
-    fn grow(&mut self) {
-        let size = (self.slots.len() * 3 / 2).max(16);
-        let old = std::mem::replace(&mut self.slots, vec![[0; 4]; size]);
-        self.len = 0;
-        for s in old.into_iter().filter(|s| s[..3] != [0, 0, 0]) {
-            // Fingerprints in the table are distinct.
-            let _ = self.insert([s[0], s[1], s[2]], s[3]);
-        }
-    }
-}
-
-impl Default for IdSet {
-    fn default() -> IdSet {
-        IdSet {
-            keys: Default::default(),
-            shards: (0..ID_SHARDS).map(|_| Shard::default()).collect(),
-        }
-    }
-}
-
-impl IdSet {
-    /// Records `id` first seen on `row`; `Err(first_row)` if seen before.
-    fn insert(&mut self, id: &str, row: u64) -> Result<(), u64> {
-        let a = self.keys.0.hash_one(id);
-        let b = self.keys.1.hash_one(id);
-        let mut fp = [(a >> 32) as u32, a as u32, b as u32];
-        if fp == [0, 0, 0] {
-            fp[2] = 1;
-        }
-        let row = u32::try_from(row).unwrap_or(u32::MAX);
-        let shard = (b >> 56) as usize % ID_SHARDS;
-        self.shards[shard].insert(fp, row).map_err(u64::from)
-    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -377,13 +482,13 @@ mod tests {
 
     fn validator(cfg: &str, header: &[&str]) -> Validator {
         let cfg = Config::parse(cfg).unwrap();
-        let cols = Columns::resolve(
-            header.iter().copied(),
-            &cfg.columns,
-            cfg.default_payout_method_id.is_none(),
-        )
-        .unwrap();
-        Validator::new(cols, header.len(), &cfg).unwrap()
+        let optional: &[Col] = if cfg.default_payout_method_id.is_none() {
+            &[]
+        } else {
+            &[Col::PayoutMethodId]
+        };
+        let cols = Columns::resolve(header.iter().copied(), &cfg.columns, optional).unwrap();
+        Validator::new(cols, header.len(), &cfg, None).unwrap()
     }
 
     fn raw(row: u64, cells: &[&str]) -> RawRow {
@@ -391,6 +496,7 @@ mod tests {
             row,
             fields: StringRecord::from(cells.to_vec()),
             cell_errors: Vec::new(),
+            numeric: Vec::new(),
         }
     }
 
@@ -548,8 +654,10 @@ mod tests {
     #[test]
     fn bad_config_values_fail_once() {
         let cfg = Config::parse("default_phone_region = \"XX1\"").unwrap();
-        let cols = Columns::resolve(HEADER.iter().copied(), &cfg.columns, true).unwrap();
-        let err = Validator::new(cols, HEADER.len(), &cfg).err().unwrap();
+        let cols = Columns::resolve(HEADER.iter().copied(), &cfg.columns, &[]).unwrap();
+        let err = Validator::new(cols, HEADER.len(), &cfg, None)
+            .err()
+            .unwrap();
         assert!(format!("{err:#}").contains("default_phone_region"));
     }
 
@@ -578,6 +686,30 @@ mod tests {
         assert_eq!(errs[0].column, "amount");
         assert_eq!(errs[0].value, "#REF!");
         assert!(errs[0].message.contains("spreadsheet error #REF!"));
+    }
+
+    /// Number cells from a workbook: a phone that lost its `+` is read as
+    /// international; an account past 15 digits was rounded and is refused.
+    #[test]
+    fn numeric_cells_in_identifier_columns() {
+        let mut v = validator("", &HEADER);
+        let mut cells = good("");
+        cells[8] = "2250701020304".into();
+        cells[1] = "1234567890123460000".into();
+        let mut r = raw(3, &cells.iter().map(String::as_str).collect::<Vec<_>>());
+        r.numeric = vec![1, 8];
+        let errs = v.check(&r).unwrap_err();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].column, "account_id");
+        assert!(errs[0].message.contains("format the column as Text"));
+        cells[1] = "2250701020304".into();
+        let mut r = raw(3, &cells.iter().map(String::as_str).collect::<Vec<_>>());
+        r.numeric = vec![1, 8];
+        let p = v.check(&r).unwrap();
+        assert_eq!(p.beneficiary_phone.as_deref(), Some("+2250701020304"));
+        // The same digits typed as text in a CSV still need the `+`.
+        r.numeric.clear();
+        assert!(v.check(&r).is_err());
     }
 
     #[test]
@@ -641,50 +773,11 @@ mod tests {
             columns: map,
             ..Config::default()
         };
-        let cols = Columns::resolve(header, &cfg.columns, true).unwrap();
-        let mut v = Validator::new(cols, header.len(), &cfg).unwrap();
+        let cols = Columns::resolve(header, &cfg.columns, &[]).unwrap();
+        let mut v = Validator::new(cols, header.len(), &cfg, None).unwrap();
         let errs = v
             .check(&raw(3, &["0701", "1 000", "XOF", "Awa", "Koné", "momo"]))
             .unwrap_err();
         assert_eq!(errs[0].column, "Montant");
-    }
-
-    #[test]
-    fn id_set_remembers_first_row() {
-        let mut ids = IdSet::default();
-        assert_eq!(ids.insert("a", 2), Ok(()));
-        assert_eq!(ids.insert("b", 3), Ok(()));
-        assert_eq!(ids.insert("a", 4), Err(2));
-        assert_eq!(ids.insert("A", 5), Ok(()));
-    }
-
-    /// Many ids: every shard grows several times, nothing is lost and every
-    /// repeat names its first row.
-    #[test]
-    fn id_set_survives_growth() {
-        let mut ids = IdSet::default();
-        for i in 0..200_000u64 {
-            assert_eq!(ids.insert(&format!("PAY-{i}"), i + 2), Ok(()));
-        }
-        for i in (0..200_000u64).step_by(997) {
-            assert_eq!(ids.insert(&format!("PAY-{i}"), 1_000_000), Err(i + 2));
-        }
-        let stored: usize = ids.shards.iter().map(|s| s.len).sum();
-        assert_eq!(stored, 200_000);
-        for s in &ids.shards {
-            assert!(s.len * 100 <= s.slots.len() * MAX_LOAD_PERCENT);
-        }
-    }
-
-    #[test]
-    fn shard_handles_wraparound_and_zero() {
-        let mut s = Shard::default();
-        // Fingerprints whose home is the last slot wrap to the start.
-        let high = [u32::MAX, u32::MAX, 7];
-        assert_eq!(s.insert(high, 1), Ok(()));
-        assert_eq!(s.insert([u32::MAX, u32::MAX, 8], 2), Ok(()));
-        assert_eq!(s.insert([u32::MAX, u32::MAX, 9], 3), Ok(()));
-        assert_eq!(s.insert(high, 4), Err(1));
-        assert_eq!(s.insert([u32::MAX, u32::MAX, 9], 5), Err(3));
     }
 }
