@@ -6,6 +6,7 @@
 use super::retry::{Call, CallEnd, call_with_retries};
 use super::{Ctx, Stop};
 use crate::fault;
+use crate::machine::State;
 use crate::machine::decide::{
     self, Answer, Count, Decision, ExecuteStart, Facts, Note, Phase, Policy, StopKind,
 };
@@ -48,7 +49,11 @@ pub(super) async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
             if !initiate(ctx, &work, resumed).await? {
                 return Ok(());
             }
-            // The intent to execute was committed with the initiation.
+            // Initiated; the intent to execute is its own commit, made
+            // right before the send (the writer groups it with others').
+            let t = Transition::new(work.id, State::Initiated, State::Executing);
+            ctx.writer.apply(vec![t]).await?;
+            fault::hit("after_intent_commit");
             return send_execute(ctx, &work, false).await;
         }
         Phase::Execute { resumed } => resumed,
@@ -57,7 +62,7 @@ pub(super) async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
         ExecuteStart::Skip => Ok(()),
         ExecuteStart::Hold(d) => carry_out(ctx, &work, d, None, 0).await,
         ExecuteStart::Intent => {
-            let t = Transition::new(work.id, work.state, crate::machine::State::Executing);
+            let t = Transition::new(work.id, work.state, State::Executing);
             ctx.writer.apply(vec![t]).await?;
             fault::hit("after_intent_commit");
             send_execute(ctx, &work, false).await
@@ -75,7 +80,7 @@ fn policy(ctx: &Ctx, work: &Work) -> Policy {
 }
 
 /// Sends the initiation and commits its outcome. Returns whether the
-/// payout went on to `executing` (its execute is to be sent now).
+/// payout is to be executed now.
 async fn initiate(ctx: &Ctx, work: &Work, resumed: bool) -> Result<bool> {
     let end = call_with_retries(ctx, Call::Initiate, work).await;
     if end.outcome.is_some() {
@@ -87,9 +92,6 @@ async fn initiate(ctx: &Ctx, work: &Work, resumed: bool) -> Result<bool> {
         policy(ctx, work),
     );
     carry_out(ctx, work, d, end.outcome.as_ref(), end.sent).await?;
-    if d.then_execute {
-        fault::hit("after_intent_commit");
-    }
     Ok(d.then_execute)
 }
 

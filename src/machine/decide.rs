@@ -136,7 +136,8 @@ pub struct Decision {
     pub stop: Option<StopKind>,
     /// Execute no more payouts of this currency in this run.
     pub halt_currency: bool,
-    /// The intent to execute is committed: send the execute next.
+    /// Go on to execute now (commit the intent `initiated → executing`,
+    /// then send).
     pub then_execute: bool,
 }
 
@@ -176,11 +177,13 @@ pub enum Phase {
 
 /// Where a payout found open at the start of a run picks up, if anywhere.
 /// Intent states are resumed as such (their outcome is open); `initiated`
-/// waits for a run without `--initiate-only`.
+/// and `executing` wait for a run without `--initiate-only`.
 pub fn resume_phase(state: State, initiate_only: bool) -> Option<Phase> {
     match state {
         State::Initiating => Some(Phase::Initiate { resumed: true }),
-        State::Executing => Some(Phase::Execute { resumed: true }),
+        // The approval gate: `--initiate-only` sends no execute, not even
+        // the re-send of an intent an earlier process left open.
+        State::Executing if !initiate_only => Some(Phase::Execute { resumed: true }),
         State::Initiated if !initiate_only => Some(Phase::Execute { resumed: false }),
         _ => None,
     }
@@ -207,13 +210,11 @@ pub fn after_initiate(answer: Answer, facts: Facts, policy: Policy) -> Decision 
     match answer {
         Answer::Stopped if facts.uncertain() => Decision::nothing(from),
         Answer::Stopped => Decision::write(from, State::Pending),
+        // Always `initiated`: the intent to execute is committed separately,
+        // right before the execute is sent, so a crash in between leaves a
+        // payout that was surely not executed (the approval gate holds).
         Answer::Accepted => {
             let execute = !(policy.initiate_only || policy.currency_halted);
-            let to = if execute {
-                State::Executing
-            } else {
-                State::Initiated
-            };
             Decision {
                 note: if !execute && !policy.initiate_only {
                     Note::WalletRanOut
@@ -223,7 +224,7 @@ pub fn after_initiate(answer: Answer, facts: Facts, policy: Policy) -> Decision 
                 stamp_initiated: true,
                 count: Some(Count::Initiated),
                 then_execute: execute,
-                ..Decision::write(from, to)
+                ..Decision::write(from, State::Initiated)
             }
         }
         Answer::Unauthorized => Decision {

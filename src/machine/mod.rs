@@ -148,10 +148,9 @@ pub const TRANSITIONS: &[(State, State)] = &[
     // A claimed payout that was never sent goes back.
     (State::Initiating, State::Pending),
     (State::Initiating, State::Initiating),
-    // Accepted: initiated only (--initiate-only, or its wallet ran out), or
-    // straight to the intent to execute.
+    // Accepted. The intent to execute is a separate commit made right
+    // before the execute leaves (never with the initiation).
     (State::Initiating, State::Initiated),
-    (State::Initiating, State::Executing),
     (State::Initiating, State::InitiateFailed),
     // Execute of an initiated payout: intent first.
     (State::Initiated, State::Executing),

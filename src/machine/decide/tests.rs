@@ -45,8 +45,8 @@ fn initiation_table() {
     let table: Vec<Row> = vec![
         (Answer::Stopped, certain(), Some(Pending), None),
         (Answer::Stopped, uncertain(), None, None),
-        (Answer::Accepted, certain(), Some(Executing), None),
-        (Answer::Accepted, uncertain(), Some(Executing), None),
+        (Answer::Accepted, certain(), Some(Initiated), None),
+        (Answer::Accepted, uncertain(), Some(Initiated), None),
         (REFUSED, certain(), Some(InitiateFailed), None),
         (TX_FAILED, uncertain(), Some(InitiateFailed), None),
         (NO_BALANCE, certain(), Some(InitiateFailed), None),
@@ -80,7 +80,7 @@ fn initiation_table() {
     for (answer, facts, to, stop) in table {
         let d = after_initiate(answer, facts, Policy::default());
         assert_eq!((d.to, d.stop), (to, stop), "{answer:?} {facts:?}");
-        assert_eq!(d.then_execute, to == Some(Executing), "{answer:?}");
+        assert_eq!(d.then_execute, answer == Answer::Accepted, "{answer:?}");
     }
 }
 
@@ -223,9 +223,11 @@ fn resume_and_claims() {
         Some(Phase::Initiate { resumed: true })
     );
     assert_eq!(
-        resume_phase(Executing, true),
+        resume_phase(Executing, false),
         Some(Phase::Execute { resumed: true })
     );
+    // The approval gate: --initiate-only never re-sends an open execute.
+    assert_eq!(resume_phase(Executing, true), None);
     assert_eq!(
         resume_phase(Initiated, false),
         Some(Phase::Execute { resumed: false })
