@@ -157,6 +157,10 @@ pub struct Config {
     pub provider: Option<crate::provider::ProfileSpec>,
     /// A TOML file holding the provider profile instead of `[provider]`.
     pub provider_profile: Option<PathBuf>,
+    // --- closing keys: closing the books (docs/closing.md) ---
+    /// How to read the provider's statement (`payrun reconcile
+    /// --statement`): its column headers and status words.
+    pub statement: Option<crate::reconcile::StatementSpec>,
 }
 
 impl Config {

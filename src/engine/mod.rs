@@ -15,6 +15,7 @@
 //! pool), `pay` (one payout's calls), `retry`, `limiter`, `progress`, and
 //! `reconcile` (settling unknown payouts).
 
+pub mod approval;
 pub mod import;
 pub mod limiter;
 pub mod pay;
@@ -71,6 +72,9 @@ pub struct Settings {
     pub sheet: Option<String>,
     pub import_only: bool,
     pub engine: EngineOptions,
+    /// `--expect-total CUR=AMOUNT`: the approver's control totals; the run
+    /// executes nothing unless the initiated payouts add up to them.
+    pub expect_total: Vec<(String, rust_decimal::Decimal)>,
 }
 
 /// Why a run stopped before its end.
@@ -107,6 +111,8 @@ pub enum RunOutcome {
         payouts: u64,
         file_path: String,
     },
+    /// `--expect-total` did not hold: nothing was sent.
+    TotalsRefused(approval::TotalsRefused),
     /// The run went (or stopped) and its report is written.
     Ran(Ran),
 }
@@ -120,6 +126,9 @@ pub struct Ran {
     pub report: PathBuf,
     pub stop: Option<Stop>,
     pub initiate_only: bool,
+    /// `--initiate-only`: the control totals and the file they were
+    /// written to, for the approver.
+    pub approval: Option<(PathBuf, BTreeMap<String, crate::store::Tally>)>,
 }
 
 impl Ran {
@@ -211,6 +220,13 @@ pub async fn run(
             file_path: run.file_path,
         });
     }
+    if !settings.expect_total.is_empty() && !settings.engine.initiate_only {
+        if let Err(refused) =
+            approval::check_expected(&store.totals(run.id)?, &settings.expect_total)
+        {
+            return Ok(RunOutcome::TotalsRefused(refused));
+        }
+    }
     let (mut store, stats) = pay_open(
         store,
         &provider.client,
@@ -225,6 +241,14 @@ pub async fn run(
         store.mark_finished(run.id)?;
     }
     let totals = report::write_report(&store, run.id, &settings.report)?;
+    let approval = if settings.engine.initiate_only {
+        let control = approval::control_totals(&totals);
+        let path = import::sibling(&settings.report, approval::APPROVAL_FILE);
+        approval::write_approval(&path, &control)?;
+        Some((path, control))
+    } else {
+        None
+    };
     if let Some(s) = provider.sandbox.take() {
         s.shutdown().await.ok();
     }
@@ -235,6 +259,7 @@ pub async fn run(
         report: settings.report.clone(),
         stop: stats.stop,
         initiate_only: settings.engine.initiate_only,
+        approval,
     }))
 }
 
