@@ -116,6 +116,7 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
             concurrency: args.concurrency.unwrap_or(cfg.concurrency()).max(1),
             ambiguous: args.ambiguous.unwrap_or(cfg.ambiguous()),
             initiate_only: args.initiate_only,
+            max_attempts_total: cfg.max_attempts_total(),
         },
         config: cfg,
     })

@@ -76,6 +76,7 @@ fn policy(ctx: &Ctx, work: &Work) -> Policy {
         initiate_only: ctx.opts.initiate_only,
         currency_halted: ctx.halted(&work.request.currency),
         hold_ambiguous: ctx.opts.ambiguous == crate::config::Ambiguous::Hold,
+        attempts_spent: false,
     }
 }
 
@@ -86,10 +87,14 @@ async fn initiate(ctx: &Ctx, work: &Work, resumed: bool) -> Result<bool> {
     if end.outcome.is_some() {
         fault::hit("after_answer");
     }
+    let spent = work.attempts.saturating_add(end.sent) >= ctx.opts.max_attempts_total;
     let d = decide::after_initiate(
         answer_of(end.outcome.as_ref()),
         facts(&end, resumed),
-        policy(ctx, work),
+        Policy {
+            attempts_spent: spent,
+            ..policy(ctx, work)
+        },
     );
     carry_out(ctx, work, d, end.outcome.as_ref(), end.sent).await?;
     Ok(d.then_execute)
@@ -182,6 +187,16 @@ fn note(
                 "interrupted while executing; held for `payrun reconcile` (ambiguous = hold)"
                     .into(),
             ),
+        ),
+        Note::SetAside => (
+            Some("ATTEMPTS_SPENT".into()),
+            outcome.map(|o| {
+                format!(
+                    "set aside: its attempt budget across runs is spent without a final answer \
+                     (last: {}); check it with the provider (`payrun reconcile` lists it)",
+                    failure_message(o, sent)
+                )
+            }),
         ),
         Note::OutcomeUnknown => (
             code(),

@@ -87,6 +87,9 @@ pub struct Policy {
     pub currency_halted: bool,
     /// `ambiguous = hold`: an interrupted execution is parked as unknown.
     pub hold_ambiguous: bool,
+    /// The payout's attempt budget across runs (`max_attempts_total`) is
+    /// spent, counting the call being decided.
+    pub attempts_spent: bool,
 }
 
 /// What to record as the payout's provider code and message.
@@ -104,6 +107,8 @@ pub enum Note {
     Held,
     /// The answer's code, and "outcome unknown after N request(s)".
     OutcomeUnknown,
+    /// `ATTEMPTS_SPENT`: set aside, its attempt budget spent.
+    SetAside,
 }
 
 /// Why the run must stop after this payout.
@@ -236,6 +241,12 @@ pub fn after_initiate(answer: Answer, facts: Facts, policy: Policy) -> Decision 
             note: Note::Failure,
             count: Some(Count::Failed),
             ..Decision::write(from, State::InitiateFailed)
+        },
+        // A payout the provider keeps answering without a final answer,
+        // its budget across runs spent: parked, and the run goes on.
+        Answer::Ambiguous if policy.attempts_spent => Decision {
+            note: Note::SetAside,
+            ..Decision::write(from, State::SetAside)
         },
         // Retries exhausted on a transport failure: the provider is down or
         // overloaded, not refusing this payout. Stop with it resumable.
@@ -384,7 +395,11 @@ pub fn settle_by_resend(answer: Answer) -> Resent {
 /// `count` gives the number of payouts in a state.
 pub fn run_complete(count: impl Fn(State) -> u64, initiate_only: bool) -> bool {
     if initiate_only {
-        count(State::InitiateFailed) + count(State::Unknown) + count(State::Pending) == 0
+        count(State::InitiateFailed)
+            + count(State::Unknown)
+            + count(State::Pending)
+            + count(State::SetAside)
+            == 0
     } else {
         let all: u64 = State::ALL.iter().map(|&s| count(s)).sum();
         count(State::Executed) == all

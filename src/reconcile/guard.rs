@@ -24,6 +24,10 @@ pub fn advice(state: State) -> &'static str {
             "outcome unknown: --statement FILE, --poll, --resend, \
              or --mark executed|failed ID --reason TEXT"
         }
+        State::SetAside => {
+            "set aside: its attempt budget ran out without a final answer; check it with the \
+             provider (no money moved: it was never executed) and pay it in a new run if due"
+        }
         _ => "",
     }
 }
@@ -64,7 +68,11 @@ mod tests {
     #[test]
     fn every_open_state_has_advice_and_final_ones_none() {
         for s in State::ALL {
-            assert_eq!(advice(s).is_empty(), s.is_final() && s != State::Unknown, "{s}");
+            assert_eq!(
+                advice(s).is_empty(),
+                !crate::machine::NOT_DONE.contains(&s),
+                "{s}"
+            );
         }
     }
 }

@@ -179,6 +179,10 @@ fn every_state_and_answer_gives_an_allowed_transition() {
             hold_ambiguous: true,
             ..Policy::default()
         },
+        Policy {
+            attempts_spent: true,
+            ..Policy::default()
+        },
     ];
     let facts = [certain(), uncertain(), Facts::default()];
     for state in State::ALL {
@@ -343,6 +347,7 @@ fn simulate(state: State, s: Step, world: &mut World) -> State {
         initiate_only: s.policy_initiate_only,
         currency_halted: false,
         hold_ambiguous: s.hold,
+        attempts_spent: false,
     };
     let Some(phase) = resume_phase(state, policy.initiate_only) else {
         return state;
@@ -438,4 +443,22 @@ proptest! {
             prop_assert!(state.may_have_paid(), "paid but {state}");
         }
     }
+}
+
+#[test]
+fn a_spent_attempt_budget_sets_an_unanswered_initiation_aside_and_the_run_goes_on() {
+    let spent = Policy {
+        attempts_spent: true,
+        ..Policy::default()
+    };
+    let d = after_initiate(Answer::Ambiguous, uncertain(), spent);
+    assert_eq!((d.to, d.stop, d.note), (Some(SetAside), None, Note::SetAside));
+    // A provider that is down or throttling still stops the run.
+    for a in [Answer::NotSent, Answer::RateLimited] {
+        assert_eq!(after_initiate(a, certain(), spent).stop, Some(Unreachable));
+    }
+    // Within budget: the run stops with the payout resumable, as before.
+    let d = after_initiate(Answer::Ambiguous, uncertain(), Policy::default());
+    assert_eq!((d.to, d.stop), (Some(Initiating), Some(Unreachable)));
+    assert!(!run_complete(|s| u64::from(s == SetAside), true));
 }
