@@ -279,3 +279,52 @@ fn a_poison_row_is_set_aside_and_the_rest_of_the_run_completes() {
     assert_eq!(code(&out), 3, "{}", text(&out));
     assert_eq!(sb.ledger().requests.initiates, before);
 }
+
+#[test]
+fn pending_payouts_are_settled_by_polling_the_status_call() {
+    use payrun::sandbox::Dialect;
+    let sb = Sandbox::start(SandboxConfig {
+        dialect: Dialect::Pending,
+        ..Default::default()
+    });
+    let w = Work::new();
+    // Row 1 fails at settlement (magic recipient-not-found account).
+    let accounts = |i: usize| {
+        if i == 1 {
+            "CI000000000404".to_string()
+        } else {
+            account(i)
+        }
+    };
+    let file = w.write("payroll.csv", &xof_payroll(3, accounts));
+    let status_call = "[provider.status_call]\nmethod = \"GET\"\n\
+                       path = \"/status/{transactionId}\"\nstatus = \"/data/status\"\n";
+    let cfg = w.write("poll.toml", status_call).display().to_string();
+    let out = w.run(&file, &sb.base_url(), &["--config", &cfg]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let report = w.report_rows();
+    let states: Vec<String> = (0..3).map(|i| col(&report, i, "state")).collect();
+    assert_eq!(states, ["executed", "execute_failed", "executed"], "{}", text(&out));
+    assert!(sb.ledger().requests.status >= 3);
+    let audit = String::from_utf8_lossy(&reconcile(&w, &["--audit"]).stdout).to_string();
+    assert!(audit.contains(",poll,unknown,executed,"), "{audit}");
+
+    // Without a status call nothing is asked and the payouts stay unknown.
+    let sb = Sandbox::start(SandboxConfig {
+        dialect: Dialect::Pending,
+        ..Default::default()
+    });
+    let w = Work::new();
+    let file = w.write("payroll.csv", &xof_payroll(2, account));
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    assert_eq!(sb.ledger().requests.status, 0);
+    assert_eq!(col(&w.report_rows(), 0, "state"), "unknown");
+    // `reconcile --poll` with the status call settles them.
+    let out = reconcile(
+        &w,
+        &["--poll", "--base-url", &sb.base_url(), "--config", &cfg],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("unknown -> executed"));
+}

@@ -53,6 +53,10 @@ pub struct ReconcileArgs {
     /// Worksheet of a workbook statement.
     #[arg(long, requires = "statement")]
     pub sheet: Option<String>,
+    /// Ask the provider's status call (`[provider.status_call]`) about
+    /// every unknown payout and settle what it answers clearly.
+    #[arg(long, conflicts_with_all = ["mark", "resend", "audit", "statement"])]
+    pub poll: bool,
     /// Where `--statement` writes the reconciliation (its summary goes to
     /// PATH.summary.csv).
     #[arg(long, default_value = "reconciliation.csv")]
@@ -105,6 +109,9 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
     }
     if let Some(path) = &args.statement {
         return statement(&args, &mut store, path, &mut out);
+    }
+    if args.poll {
+        return poll(&args, &mut store, &mut out);
     }
     if !args.resend {
         return list_open(&store, args.run, &mut out);
@@ -161,6 +168,47 @@ fn statement(
         closed.statement_sha256
     )?;
     Ok(Exit::complete_if(closed.discrepancies == 0))
+}
+
+/// `--poll`: the status call settles what it can; exit 3 while any stays
+/// unsettled.
+fn poll(args: &ReconcileArgs, store: &mut Store, out: &mut impl Write) -> Result<Exit> {
+    let client = client(args)?;
+    if !client.has_status_call() {
+        bail!(
+            "the provider profile names no status call; add [provider.status_call] \
+             (method, path with {{transactionId}}, status pointer) to the config"
+        );
+    }
+    let rt = runtime(Some(1))?;
+    let cfg = Config::load(args.config.as_deref())?;
+    let limiter = crate::engine::Limiter::new(cfg.rate());
+    let polled = rt.block_on(crate::reconcile::poll::poll(
+        store, &client, &limiter, args.run,
+    ))?;
+    for (tx, from, to, word) in &polled.settled {
+        writeln!(out, "{tx}: {from} -> {to} (provider status {word})")?;
+    }
+    writeln!(
+        out,
+        "{} status call(s); {} settled, {} still not settled",
+        polled.asked,
+        polled.settled.len(),
+        polled.still_open
+    )?;
+    Ok(Exit::complete_if(polled.still_open == 0))
+}
+
+/// The provider client of `--base-url` / the config.
+fn client(args: &ReconcileArgs) -> Result<Client> {
+    let cfg = Config::load(args.config.as_deref())?;
+    let base_url = args
+        .base_url
+        .clone()
+        .or(cfg.base_url.clone())
+        .context("no provider URL: pass --base-url or set base_url in the config")?;
+    let profile = crate::provider::Profile::from_config(&cfg)?;
+    Client::with_profile(&base_url, &cfg.api_key()?, profile)
 }
 
 /// Lists every payout that is not final (and every unknown one), with what

@@ -236,6 +236,11 @@ pub async fn run(
         shutdown,
     )
     .await?;
+    // Settle what the provider can tell (its status call, if it has one).
+    if !settings.engine.initiate_only && stats.stop.is_none() {
+        let limiter = Limiter::new(settings.engine.rate);
+        crate::reconcile::poll::poll(&mut store, &provider.client, &limiter, Some(run.id)).await?;
+    }
     let counts = store.state_counts(run.id)?;
     if decide::run_settled(|s| counts.get(&s).copied().unwrap_or(0)) && stats.stop.is_none() {
         store.mark_finished(run.id)?;

@@ -8,6 +8,7 @@
 
 pub mod guard;
 pub mod matching;
+pub mod poll;
 pub mod statement;
 
 pub use matching::{Booked, Comparison, Summary, Verdict};
