@@ -246,7 +246,12 @@ fn list_open(store: &Store, run: Option<i64>, out: &mut impl Write) -> Result<Ex
         *by_state.entry(p.state).or_insert(0u64) += 1;
     }
     let counts: Vec<String> = by_state.iter().map(|(s, n)| format!("{n} {s}")).collect();
-    writeln!(out, "{} payout(s) not final: {}", open.len(), counts.join(", "))?;
+    writeln!(
+        out,
+        "{} payout(s) not final: {}",
+        open.len(),
+        counts.join(", ")
+    )?;
     Ok(Exit::Incomplete)
 }
 
@@ -262,19 +267,13 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
     // Never re-send a payout to a provider its run was not made against.
     let mut refused = Vec::new();
     for u in &unresolved {
-        let provider = store
-            .run(u.run_id)?
-            .map(|r| r.provider)
-            .unwrap_or_default();
+        let provider = store.run(u.run_id)?.map(|r| r.provider).unwrap_or_default();
         if let Some(why) = guard::resend_refusal(&provider, client.base_url()) {
             refused.push(format!("{}: refused: {why}", u.transaction_id));
         }
     }
     if !refused.is_empty() {
-        bail!(
-            "nothing was re-sent:\n  {}",
-            refused.join("\n  ")
-        );
+        bail!("nothing was re-sent:\n  {}", refused.join("\n  "));
     }
     let rt = runtime(Some(1))?;
     let mut out = std::io::stdout().lock();

@@ -243,7 +243,10 @@ fn show_outcome(outcome: RunOutcome, quiet: bool) -> Result<Exit> {
     if let (true, Some((path, control))) = (ran.initiate_only, &ran.approval) {
         // The control totals are the point of --initiate-only: shown even
         // with --quiet.
-        eprintln!("control totals (accepted initiations), written to {}:", path.display());
+        eprintln!(
+            "control totals (accepted initiations), written to {}:",
+            path.display()
+        );
         let mut flags = Vec::new();
         for (cur, t) in control {
             eprintln!("  {cur}: {} payout(s), total {}", t.count, t.total);

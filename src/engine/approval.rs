@@ -162,23 +162,39 @@ mod tests {
 
     #[test]
     fn expected_totals_must_match_every_currency() {
-        let t = totals(&[("XOF", State::Initiated, 2, 3000), ("GHS", State::Initiated, 1, 10)]);
-        let ok = [parse_expected("XOF=3000").unwrap(), parse_expected("ghs=10").unwrap()];
+        let t = totals(&[
+            ("XOF", State::Initiated, 2, 3000),
+            ("GHS", State::Initiated, 1, 10),
+        ]);
+        let ok = [
+            parse_expected("XOF=3000").unwrap(),
+            parse_expected("ghs=10").unwrap(),
+        ];
         assert_eq!(check_expected(&t, &ok), Ok(()));
         let Err(TotalsRefused::Mismatch(m)) = check_expected(&t, &ok[..1]) else {
             panic!("an unapproved currency passed")
         };
         assert!(m[0].starts_with("GHS"), "{m:?}");
         let wrong = [parse_expected("XOF=2999").unwrap(), ok[1].clone()];
-        assert!(matches!(check_expected(&t, &wrong), Err(TotalsRefused::Mismatch(_))));
+        assert!(matches!(
+            check_expected(&t, &wrong),
+            Err(TotalsRefused::Mismatch(_))
+        ));
         let pending = totals(&[("XOF", State::Pending, 1, 1)]);
-        assert_eq!(check_expected(&pending, &ok), Err(TotalsRefused::NotInitiated(1)));
+        assert_eq!(
+            check_expected(&pending, &ok),
+            Err(TotalsRefused::NotInitiated(1))
+        );
     }
 
     #[test]
     fn bad_expect_total_flags_are_explained() {
         assert!(parse_expected("XOF").unwrap_err().contains("CUR=AMOUNT"));
-        assert!(parse_expected("XOF=abc").unwrap_err().contains("not an amount"));
+        assert!(
+            parse_expected("XOF=abc")
+                .unwrap_err()
+                .contains("not an amount")
+        );
         assert!(parse_expected("1=2").unwrap_err().contains("currency"));
     }
 }

@@ -220,12 +220,12 @@ pub async fn run(
             file_path: run.file_path,
         });
     }
-    if !settings.expect_total.is_empty() && !settings.engine.initiate_only {
-        if let Err(refused) =
+    if !settings.expect_total.is_empty()
+        && !settings.engine.initiate_only
+        && let Err(refused) =
             approval::check_expected(&store.totals(run.id)?, &settings.expect_total)
-        {
-            return Ok(RunOutcome::TotalsRefused(refused));
-        }
+    {
+        return Ok(RunOutcome::TotalsRefused(refused));
     }
     let (mut store, stats) = pay_open(
         store,

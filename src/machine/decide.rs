@@ -399,6 +399,9 @@ pub fn run_complete(count: impl Fn(State) -> u64, initiate_only: bool) -> bool {
             + count(State::Unknown)
             + count(State::Pending)
             + count(State::SetAside)
+            // An execute intent an earlier process left: --initiate-only
+            // leaves it for the approver's run, and says so.
+            + count(State::Executing)
             == 0
     } else {
         let all: u64 = State::ALL.iter().map(|&s| count(s)).sum();

@@ -105,9 +105,18 @@ mod tests {
 
     #[test]
     fn only_clear_words_settle() {
-        assert_eq!(status_of(Some(Class::Executed), "SUCCESS"), TxStatus::Paid("SUCCESS".into()));
-        assert_eq!(status_of(Some(Class::Failed), "FAILED"), TxStatus::Failed("FAILED".into()));
-        assert_eq!(status_of(Some(Class::Pending), "PROCESSING"), TxStatus::NotFinal("PROCESSING".into()));
+        assert_eq!(
+            status_of(Some(Class::Executed), "SUCCESS"),
+            TxStatus::Paid("SUCCESS".into())
+        );
+        assert_eq!(
+            status_of(Some(Class::Failed), "FAILED"),
+            TxStatus::Failed("FAILED".into())
+        );
+        assert_eq!(
+            status_of(Some(Class::Pending), "PROCESSING"),
+            TxStatus::NotFinal("PROCESSING".into())
+        );
         assert_eq!(status_of(None, "WEIRD"), TxStatus::NotFinal("WEIRD".into()));
     }
 }

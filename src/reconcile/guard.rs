@@ -62,7 +62,10 @@ mod tests {
         assert!(resend_refusal("sandbox", "https://api.example/v1").is_some());
         let e = resend_refusal("https://a.example/v1", "https://b.example/v1").unwrap();
         assert!(e.contains("https://a.example/v1"), "{e}");
-        assert_eq!(resend_refusal("https://a.example/v1/", "https://a.example/v1"), None);
+        assert_eq!(
+            resend_refusal("https://a.example/v1/", "https://a.example/v1"),
+            None
+        );
     }
 
     #[test]

@@ -282,9 +282,21 @@ mod tests {
     #[test]
     fn status_table() {
         use StatementStatus::*;
-        assert_eq!(status_verdict(State::Executed, Failed).0, Verdict::ExecutedNotPaid);
-        assert_eq!(status_verdict(State::Initiated, Paid).0, Verdict::PaidNotExecuted);
-        assert_eq!(status_verdict(State::Unknown, NotFinal), (Verdict::NotSettled, None));
-        assert_eq!(status_verdict(State::ExecuteFailed, NotFinal).0, Verdict::StatusDiffers);
+        assert_eq!(
+            status_verdict(State::Executed, Failed).0,
+            Verdict::ExecutedNotPaid
+        );
+        assert_eq!(
+            status_verdict(State::Initiated, Paid).0,
+            Verdict::PaidNotExecuted
+        );
+        assert_eq!(
+            status_verdict(State::Unknown, NotFinal),
+            (Verdict::NotSettled, None)
+        );
+        assert_eq!(
+            status_verdict(State::ExecuteFailed, NotFinal).0,
+            Verdict::StatusDiffers
+        );
     }
 }

@@ -104,7 +104,11 @@ pub fn reconcile_statement(
     Ok(Closed {
         statement_sha256: st.sha256.clone(),
         settled,
-        discrepancies: c.lines.iter().filter(|l| l.verdict != Verdict::Matched).count() as u64,
+        discrepancies: c
+            .lines
+            .iter()
+            .filter(|l| l.verdict != Verdict::Matched)
+            .count() as u64,
         summary: c.summary,
         report: out.to_path_buf(),
         summary_path,

@@ -80,7 +80,8 @@ pub async fn poll(
             };
             let reason = format!("status call: the provider answered {word}");
             store.resolve(p.id, p.state, to, "poll", &reason, code)?;
-            out.settled.push((p.transaction_id.clone(), p.state, to, word));
+            out.settled
+                .push((p.transaction_id.clone(), p.state, to, word));
         }
         open = next;
     }

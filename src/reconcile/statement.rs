@@ -93,9 +93,15 @@ impl Vocabulary {
             columns: [
                 (
                     "transaction_id",
-                    or(&spec.transaction_id, &["Transaction ID", "Référence", "transactionId"]),
+                    or(
+                        &spec.transaction_id,
+                        &["Transaction ID", "Référence", "transactionId"],
+                    ),
                 ),
-                ("account", or(&spec.account, &["Account", "Compte", "account_id"])),
+                (
+                    "account",
+                    or(&spec.account, &["Account", "Compte", "account_id"]),
+                ),
                 ("amount", or(&spec.amount, &["Amount", "Montant"])),
                 ("currency", or(&spec.currency, &["Currency", "Devise"])),
                 ("status", or(&spec.status, &["Status", "Statut"])),
@@ -113,7 +119,14 @@ impl Vocabulary {
                     StatementStatus::NotFinal,
                     or(
                         &spec.not_final,
-                        &["Pending", "Initiated", "En attente", "Initiée", "PENDING", "PROCESSING"],
+                        &[
+                            "Pending",
+                            "Initiated",
+                            "En attente",
+                            "Initiée",
+                            "PENDING",
+                            "PROCESSING",
+                        ],
                     ),
                 ),
             ],
@@ -240,8 +253,12 @@ mod tests {
 
     #[test]
     fn an_unknown_status_word_names_line_column_value_and_fix() {
-        let (_d, p) = write("Transaction ID,Account,Amount,Currency,Status\ntx-1,1,5,XOF,Bounced\n");
-        let e = format!("{:#}", read(&p, None, &StatementSpec::default()).unwrap_err());
+        let (_d, p) =
+            write("Transaction ID,Account,Amount,Currency,Status\ntx-1,1,5,XOF,Bounced\n");
+        let e = format!(
+            "{:#}",
+            read(&p, None, &StatementSpec::default()).unwrap_err()
+        );
         assert!(e.contains("line 2") && e.contains("Status") && e.contains("Bounced"));
         assert!(e.contains("[statement]"), "{e}");
     }
@@ -249,7 +266,10 @@ mod tests {
     #[test]
     fn a_missing_column_is_named() {
         let (_d, p) = write("Transaction ID,Account,Amount,Status\ntx-1,1,5,Failed\n");
-        let e = format!("{:#}", read(&p, None, &StatementSpec::default()).unwrap_err());
+        let e = format!(
+            "{:#}",
+            read(&p, None, &StatementSpec::default()).unwrap_err()
+        );
         assert!(e.contains("no currency column"), "{e}");
     }
 }

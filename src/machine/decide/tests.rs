@@ -452,7 +452,10 @@ fn a_spent_attempt_budget_sets_an_unanswered_initiation_aside_and_the_run_goes_o
         ..Policy::default()
     };
     let d = after_initiate(Answer::Ambiguous, uncertain(), spent);
-    assert_eq!((d.to, d.stop, d.note), (Some(SetAside), None, Note::SetAside));
+    assert_eq!(
+        (d.to, d.stop, d.note),
+        (Some(SetAside), None, Note::SetAside)
+    );
     // A provider that is down or throttling still stops the run.
     for a in [Answer::NotSent, Answer::RateLimited] {
         assert_eq!(after_initiate(a, certain(), spent).stop, Some(Unreachable));
@@ -461,4 +464,5 @@ fn a_spent_attempt_budget_sets_an_unanswered_initiation_aside_and_the_run_goes_o
     let d = after_initiate(Answer::Ambiguous, uncertain(), Policy::default());
     assert_eq!((d.to, d.stop), (Some(Initiating), Some(Unreachable)));
     assert!(!run_complete(|s| u64::from(s == SetAside), true));
+    assert!(!run_complete(|s| u64::from(s == Executing), true));
 }
