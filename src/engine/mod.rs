@@ -8,8 +8,10 @@
 //!
 //! Initiation and execution overlap: a payout is executed as soon as it is
 //! initiated, so the pipeline never idles between phases. The commit that
-//! records "initiated" is also the intent to execute (`executing`), which
-//! saves one fsync per payout without weakening the rule.
+//! records "initiated" is followed, right before the execute is sent, by
+//! the intent to execute (`executing`): a crash in between leaves a payout
+//! surely not executed, so the approval gate (`--initiate-only`) holds. The
+//! writer's group commit keeps the extra write cheap.
 //!
 //! Files: `import` (identity, validated import), `schedule` (the worker
 //! pool), `pay` (one payout's calls), `retry`, `limiter`, `progress`, and
