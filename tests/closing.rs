@@ -369,3 +369,42 @@ fn pending_payouts_are_settled_by_polling_the_status_call() {
     assert_eq!(code(&out), 0, "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("unknown -> executed"));
 }
+
+#[test]
+fn reconcile_lists_every_open_state_and_refuses_to_resend_to_another_provider() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let other = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let accounts = |i: usize| {
+        if i == 0 {
+            "CI000000000503".to_string()
+        } else {
+            account(i)
+        }
+    };
+    let file = w.write("payroll.csv", &xof_payroll(2, accounts));
+    let out = w.run(&file, &sb.base_url(), &["--ambiguous", "hold"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    // A second file, initiated only.
+    let second = w.write("second.csv", &xof_payroll(1, |_| account(7)));
+    let out = w.run(&second, &sb.base_url(), &["--initiate-only"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+
+    let out = reconcile(&w, &[]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        listed.contains(",unknown,") && listed.contains(",initiated,"),
+        "{listed}"
+    );
+    assert!(listed.contains("1 initiated, 1 unknown"), "{listed}");
+
+    // Re-sending to a provider the run was not made against could pay twice.
+    let out = reconcile(&w, &["--resend", "--base-url", &other.base_url()]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(text(&out).contains("nothing was re-sent"), "{}", text(&out));
+    assert_eq!(other.ledger().requests.total, 0);
+    // To its own provider it goes, and settles.
+    let out = reconcile(&w, &["--resend", "--base-url", &sb.base_url()]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+}
