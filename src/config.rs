@@ -86,6 +86,12 @@ impl<'de> Deserialize<'de> for RateSetting {
 }
 // ---- end of rate keys ------------------------------------------------------
 
+/// Closing keys. Default attempt budget of a payout across runs: two runs'
+/// worth of retries (8 each). The first run that exhausts its retries on a
+/// payout stops, as an outage would; the next one sets it aside and
+/// finishes, so one poison row costs one extra run, never the payroll.
+pub const DEFAULT_MAX_ATTEMPTS_TOTAL: u32 = 16;
+
 /// Default cap on requests in flight: enough to hide a provider latency of a
 /// few hundred milliseconds at the default rate.
 pub const DEFAULT_CONCURRENCY: usize = 16;
@@ -175,6 +181,13 @@ pub struct Config {
     pub provider: Option<crate::provider::ProfileSpec>,
     /// A TOML file holding the provider profile instead of `[provider]`.
     pub provider_profile: Option<PathBuf>,
+    // --- closing keys: closing the books (docs/closing.md) ---
+    /// How to read the provider's statement (`payrun reconcile
+    /// --statement`): its column headers and status words.
+    pub statement: Option<crate::reconcile::StatementSpec>,
+    /// Requests one payout may use across all runs before an initiation
+    /// that never gets a final answer is set aside (`set_aside`).
+    pub max_attempts_total: Option<u32>,
 }
 
 impl Config {
@@ -270,6 +283,12 @@ impl Config {
     }
     pub fn concurrency(&self) -> usize {
         self.concurrency.unwrap_or(DEFAULT_CONCURRENCY)
+    }
+    /// `max_attempts_total`, else [`DEFAULT_MAX_ATTEMPTS_TOTAL`].
+    pub fn max_attempts_total(&self) -> u32 {
+        self.max_attempts_total
+            .unwrap_or(DEFAULT_MAX_ATTEMPTS_TOTAL)
+            .max(1)
     }
     pub fn ambiguous(&self) -> Ambiguous {
         self.ambiguous.unwrap_or_default()

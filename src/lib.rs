@@ -24,6 +24,7 @@ pub mod validate;
 
 // Persistence and the work.
 pub mod engine;
+pub mod reconcile;
 pub mod report;
 pub mod store;
 

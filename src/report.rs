@@ -86,7 +86,10 @@ pub fn write_report(store: &Store, run_id: i64, path: &Path) -> Result<Totals> {
     Ok(totals)
 }
 
-fn write_atomically(path: &Path, f: impl FnOnce(&mut std::fs::File) -> Result<()>) -> Result<()> {
+pub(crate) fn write_atomically(
+    path: &Path,
+    f: impl FnOnce(&mut std::fs::File) -> Result<()>,
+) -> Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);

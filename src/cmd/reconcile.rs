@@ -1,6 +1,8 @@
-//! `payrun reconcile`: lists unknown payouts, records an operator's
-//! verdict (`--mark`), re-sends their execute (`--resend`), or prints the
-//! audit trail (`--audit`). The library part is `engine::reconcile`.
+//! `payrun reconcile`: lists every payout that is not final with what can
+//! be done for it, matches a provider's statement (`--statement`), records
+//! an operator's verdict (`--mark`), re-sends the execute of unknown
+//! payouts (`--resend`), or prints the audit trail (`--audit`). The library
+//! parts are `engine::reconcile` and `crate::reconcile`.
 
 use super::runtime;
 use crate::config::{Config, DEFAULT_DB};
@@ -9,6 +11,7 @@ use crate::exit::Exit;
 use crate::machine::decide::Verdict;
 use crate::output::safe_cell;
 use crate::provider::Client;
+use crate::reconcile::guard;
 use crate::store::{RunLock, Store, Unresolved};
 use anyhow::{Context, Result, bail};
 use std::io::Write;
@@ -43,6 +46,21 @@ pub struct ReconcileArgs {
     /// The provider's base URL (for --resend).
     #[arg(long)]
     pub base_url: Option<String>,
+    /// The provider's statement (CSV or workbook): match it, settle the
+    /// unknown payouts it settles, write the reconciliation.
+    #[arg(long, conflicts_with_all = ["mark", "resend", "audit"])]
+    pub statement: Option<PathBuf>,
+    /// Worksheet of a workbook statement.
+    #[arg(long, requires = "statement")]
+    pub sheet: Option<String>,
+    /// Ask the provider's status call (`[provider.status_call]`) about
+    /// every unknown payout and settle what it answers clearly.
+    #[arg(long, conflicts_with_all = ["mark", "resend", "audit", "statement"])]
+    pub poll: bool,
+    /// Where `--statement` writes the reconciliation (its summary goes to
+    /// PATH.summary.csv).
+    #[arg(long, default_value = "reconciliation.csv")]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -89,45 +107,152 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
         }
         return Ok(Exit::Ok);
     }
+    if let Some(path) = &args.statement {
+        return statement(&args, &mut store, path, &mut out);
+    }
+    if args.poll {
+        return poll(&args, &mut store, &mut out);
+    }
+    if !args.resend {
+        return list_open(&store, args.run, &mut out);
+    }
     let unresolved = store.unresolved(args.run)?;
     if unresolved.is_empty() {
         writeln!(out, "no unknown payouts")?;
         return Ok(Exit::Ok);
     }
-    if !args.resend {
-        list(&mut out, &unresolved)?;
-        return Ok(Exit::Incomplete);
-    }
     drop(out);
     resend(&args, &mut store, unresolved)
 }
 
-fn list(out: &mut impl Write, unresolved: &[Unresolved]) -> Result<()> {
-    writeln!(
-        out,
-        "run,row,transaction_id,account_id,amount,currency,provider_code,provider_message"
+/// `--statement FILE`: match, settle, write, print the summary.
+fn statement(
+    args: &ReconcileArgs,
+    store: &mut Store,
+    path: &std::path::Path,
+    out: &mut impl Write,
+) -> Result<Exit> {
+    let cfg = Config::load(args.config.as_deref())?;
+    let spec = cfg.statement.clone().unwrap_or_default();
+    let closed = crate::reconcile::reconcile_statement(
+        store,
+        path,
+        args.sheet.as_deref(),
+        &spec,
+        args.run,
+        &args.output,
     )?;
-    for u in unresolved {
+    for (tx, from, to) in &closed.settled {
+        writeln!(out, "{tx}: {from} -> {to} (statement)")?;
+    }
+    writeln!(out, "{}", crate::reconcile::SUMMARY_HEADER.join(","))?;
+    for (cur, s) in &closed.summary {
         writeln!(
             out,
-            "{},{},{},{},{},{},{},{}",
-            u.run_id,
-            u.row,
-            u.transaction_id,
-            u.account_id,
-            u.amount,
-            u.currency,
-            u.provider_code,
-            u.provider_message.replace(',', ";")
+            "{},{},{},{},{},{},{}",
+            safe_cell(cur),
+            s.matched.0,
+            s.matched.1,
+            s.differing.0,
+            s.differing.1,
+            s.missing.0,
+            s.missing.1
         )?;
     }
     writeln!(
         out,
-        "{} unknown payout(s): check them with the provider, then `payrun reconcile --resend` \
-         or `payrun reconcile --mark executed|failed ID... --reason TEXT`",
-        unresolved.len()
+        "{} discrepancy(ies); reconciliation: {} (summary {}); statement sha256 {}",
+        closed.discrepancies,
+        closed.report.display(),
+        closed.summary_path.display(),
+        closed.statement_sha256
     )?;
-    Ok(())
+    Ok(Exit::complete_if(closed.discrepancies == 0))
+}
+
+/// `--poll`: the status call settles what it can; exit 3 while any stays
+/// unsettled.
+fn poll(args: &ReconcileArgs, store: &mut Store, out: &mut impl Write) -> Result<Exit> {
+    let client = client(args)?;
+    if !client.has_status_call() {
+        bail!(
+            "the provider profile names no status call; add [provider.status_call] \
+             (method, path with {{transactionId}}, status pointer) to the config"
+        );
+    }
+    let rt = runtime(Some(1))?;
+    let cfg = Config::load(args.config.as_deref())?;
+    let limiter = crate::engine::Limiter::new(cfg.rate());
+    let polled = rt.block_on(crate::reconcile::poll::poll(
+        store, &client, &limiter, args.run,
+    ))?;
+    for (tx, from, to, word) in &polled.settled {
+        writeln!(out, "{tx}: {from} -> {to} (provider status {word})")?;
+    }
+    writeln!(
+        out,
+        "{} status call(s); {} settled, {} still not settled",
+        polled.asked,
+        polled.settled.len(),
+        polled.still_open
+    )?;
+    Ok(Exit::complete_if(polled.still_open == 0))
+}
+
+/// The provider client of `--base-url` / the config.
+fn client(args: &ReconcileArgs) -> Result<Client> {
+    let cfg = Config::load(args.config.as_deref())?;
+    let base_url = args
+        .base_url
+        .clone()
+        .or(cfg.base_url.clone())
+        .context("no provider URL: pass --base-url or set base_url in the config")?;
+    let profile = crate::provider::Profile::from_config(&cfg)?;
+    Client::with_profile(&base_url, &cfg.api_key()?, profile)
+}
+
+/// Lists every payout that is not final (and every unknown one), with what
+/// can be done for it. Exit 3 when there is any.
+fn list_open(store: &Store, run: Option<i64>, out: &mut impl Write) -> Result<Exit> {
+    let open: Vec<_> = store
+        .booked(run)?
+        .into_iter()
+        .filter(|p| !guard::advice(p.state).is_empty())
+        .collect();
+    if open.is_empty() {
+        writeln!(out, "no unknown payouts, nothing open")?;
+        return Ok(Exit::Ok);
+    }
+    writeln!(
+        out,
+        "run,row,transaction_id,state,account_id,amount,currency,what_to_do"
+    )?;
+    for p in &open {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{}",
+            p.run_id,
+            p.row,
+            safe_cell(&p.transaction_id),
+            p.state,
+            safe_cell(&p.account_id),
+            p.wire_amount,
+            safe_cell(&p.currency),
+            guard::advice(p.state).replace(',', ";")
+        )?;
+    }
+    let mut by_state = std::collections::BTreeMap::new();
+    for p in &open {
+        *by_state.entry(p.state).or_insert(0u64) += 1;
+    }
+    let counts: Vec<String> = by_state.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    writeln!(
+        out,
+        "{} payout(s) not final: {}",
+        open.len(),
+        counts.join(", ")
+    )?;
+    Ok(Exit::Incomplete)
 }
 
 fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) -> Result<Exit> {
@@ -139,6 +264,17 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
         .context("no provider URL: pass --base-url or set base_url in the config")?;
     let profile = crate::provider::Profile::from_config(&cfg)?;
     let client = Client::with_profile(&base_url, &cfg.api_key()?, profile)?;
+    // Never re-send a payout to a provider its run was not made against.
+    let mut refused = Vec::new();
+    for u in &unresolved {
+        let provider = store.run(u.run_id)?.map(|r| r.provider).unwrap_or_default();
+        if let Some(why) = guard::resend_refusal(&provider, client.base_url()) {
+            refused.push(format!("{}: refused: {why}", u.transaction_id));
+        }
+    }
+    if !refused.is_empty() {
+        bail!("nothing was re-sent:\n  {}", refused.join("\n  "));
+    }
     let rt = runtime(Some(1))?;
     let mut out = std::io::stdout().lock();
     let mut write_error = None;

@@ -49,6 +49,11 @@ pub struct RunArgs {
     /// Stop after initiation (no money moves) and print the totals for approval.
     #[arg(long)]
     pub initiate_only: bool,
+    /// Execute only if the initiated payouts add up to CUR=AMOUNT (as
+    /// approved from `approval.csv`); repeat per currency. Nothing is sent
+    /// otherwise.
+    #[arg(long, value_name = "CUR=AMOUNT", value_parser = engine::approval::parse_expected, conflicts_with = "initiate_only")]
+    pub expect_total: Vec<(String, rust_decimal::Decimal)>,
     /// Validate and record the file in the database, send nothing.
     #[arg(long, conflicts_with = "initiate_only")]
     pub import_only: bool,
@@ -105,11 +110,13 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
         new_run: args.new_run,
         sheet: args.sheet.clone(),
         import_only: args.import_only,
+        expect_total: args.expect_total.clone(),
         engine: EngineOptions {
             rate: args.rate.unwrap_or(cfg.rate()).max(1),
             concurrency: args.concurrency.unwrap_or(cfg.concurrency()).max(1),
             ambiguous: args.ambiguous.unwrap_or(cfg.ambiguous()),
             initiate_only: args.initiate_only,
+            max_attempts_total: cfg.max_attempts_total(),
         },
         config: cfg,
     })
@@ -205,6 +212,10 @@ fn show_outcome(outcome: RunOutcome, quiet: bool) -> Result<Exit> {
             }
             return Ok(Exit::Ok);
         }
+        RunOutcome::TotalsRefused(why) => {
+            eprintln!("payrun: nothing was executed: {why}");
+            return Ok(Exit::Fatal);
+        }
         RunOutcome::Ran(ran) => ran,
     };
     if !quiet {
@@ -229,11 +240,23 @@ fn show_outcome(outcome: RunOutcome, quiet: bool) -> Result<Exit> {
         ),
         None => {}
     }
-    if ran.initiate_only && !quiet {
+    if let (true, Some((path, control))) = (ran.initiate_only, &ran.approval) {
+        // The control totals are the point of --initiate-only: shown even
+        // with --quiet.
         eprintln!(
-            "payrun: initiation done, no money moved. {} payout(s) initiated; \
-             run again without --initiate-only to execute them.",
-            ran.count(State::Initiated)
+            "control totals (accepted initiations), written to {}:",
+            path.display()
+        );
+        let mut flags = Vec::new();
+        for (cur, t) in control {
+            eprintln!("  {cur}: {} payout(s), total {}", t.count, t.total);
+            flags.push(format!("--expect-total {cur}={}", t.total));
+        }
+        eprintln!(
+            "payrun: initiation done, no money moved. {} payout(s) initiated; once approved, \
+             run again without --initiate-only (add {} to make sure the totals still hold).",
+            ran.count(State::Initiated),
+            flags.join(" ")
         );
     }
     Ok(Exit::complete_if(ran.complete()))

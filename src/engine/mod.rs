@@ -8,13 +8,16 @@
 //!
 //! Initiation and execution overlap: a payout is executed as soon as it is
 //! initiated, so the pipeline never idles between phases. The commit that
-//! records "initiated" is also the intent to execute (`executing`), which
-//! saves one fsync per payout without weakening the rule.
+//! records "initiated" is followed, right before the execute is sent, by
+//! the intent to execute (`executing`): a crash in between leaves a payout
+//! surely not executed, so the approval gate (`--initiate-only`) holds. The
+//! writer's group commit keeps the extra write cheap.
 //!
 //! Files: `import` (identity, validated import), `schedule` (the worker
 //! pool), `pay` (one payout's calls), `retry`, `limiter`, `progress`, and
 //! `reconcile` (settling unknown payouts).
 
+pub mod approval;
 pub mod import;
 pub mod limiter;
 pub mod pay;
@@ -71,6 +74,9 @@ pub struct Settings {
     pub sheet: Option<String>,
     pub import_only: bool,
     pub engine: EngineOptions,
+    /// `--expect-total CUR=AMOUNT`: the approver's control totals; the run
+    /// executes nothing unless the initiated payouts add up to them.
+    pub expect_total: Vec<(String, rust_decimal::Decimal)>,
 }
 
 /// Why a run stopped before its end.
@@ -107,6 +113,8 @@ pub enum RunOutcome {
         payouts: u64,
         file_path: String,
     },
+    /// `--expect-total` did not hold: nothing was sent.
+    TotalsRefused(approval::TotalsRefused),
     /// The run went (or stopped) and its report is written.
     Ran(Ran),
 }
@@ -120,6 +128,9 @@ pub struct Ran {
     pub report: PathBuf,
     pub stop: Option<Stop>,
     pub initiate_only: bool,
+    /// `--initiate-only`: the control totals and the file they were
+    /// written to, for the approver.
+    pub approval: Option<(PathBuf, BTreeMap<String, crate::store::Tally>)>,
 }
 
 impl Ran {
@@ -211,6 +222,13 @@ pub async fn run(
             file_path: run.file_path,
         });
     }
+    if !settings.expect_total.is_empty()
+        && !settings.engine.initiate_only
+        && let Err(refused) =
+            approval::check_expected(&store.totals(run.id)?, &settings.expect_total)
+    {
+        return Ok(RunOutcome::TotalsRefused(refused));
+    }
     let (mut store, stats) = pay_open(
         store,
         &provider.client,
@@ -220,11 +238,24 @@ pub async fn run(
         shutdown,
     )
     .await?;
+    // Settle what the provider can tell (its status call, if it has one).
+    if !settings.engine.initiate_only && stats.stop.is_none() {
+        let limiter = Limiter::new(settings.engine.rate);
+        crate::reconcile::poll::poll(&mut store, &provider.client, &limiter, Some(run.id)).await?;
+    }
     let counts = store.state_counts(run.id)?;
     if decide::run_settled(|s| counts.get(&s).copied().unwrap_or(0)) && stats.stop.is_none() {
         store.mark_finished(run.id)?;
     }
     let totals = report::write_report(&store, run.id, &settings.report)?;
+    let approval = if settings.engine.initiate_only {
+        let control = approval::control_totals(&totals);
+        let path = import::sibling(&settings.report, approval::APPROVAL_FILE);
+        approval::write_approval(&path, &control)?;
+        Some((path, control))
+    } else {
+        None
+    };
     if let Some(s) = provider.sandbox.take() {
         s.shutdown().await.ok();
     }
@@ -235,6 +266,7 @@ pub async fn run(
         report: settings.report.clone(),
         stop: stats.stop,
         initiate_only: settings.engine.initiate_only,
+        approval,
     }))
 }
 

@@ -6,6 +6,7 @@
 use super::retry::{Call, CallEnd, call_with_retries};
 use super::{Ctx, Stop};
 use crate::fault;
+use crate::machine::State;
 use crate::machine::decide::{
     self, Answer, Count, Decision, ExecuteStart, Facts, Note, Phase, Policy, StopKind,
 };
@@ -48,7 +49,11 @@ pub(super) async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
             if !initiate(ctx, &work, resumed).await? {
                 return Ok(());
             }
-            // The intent to execute was committed with the initiation.
+            // Initiated; the intent to execute is its own commit, made
+            // right before the send (the writer groups it with others').
+            let t = Transition::new(work.id, State::Initiated, State::Executing);
+            ctx.writer.apply(vec![t]).await?;
+            fault::hit("after_intent_commit");
             return send_execute(ctx, &work, false).await;
         }
         Phase::Execute { resumed } => resumed,
@@ -57,7 +62,7 @@ pub(super) async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
         ExecuteStart::Skip => Ok(()),
         ExecuteStart::Hold(d) => carry_out(ctx, &work, d, None, 0).await,
         ExecuteStart::Intent => {
-            let t = Transition::new(work.id, work.state, crate::machine::State::Executing);
+            let t = Transition::new(work.id, work.state, State::Executing);
             ctx.writer.apply(vec![t]).await?;
             fault::hit("after_intent_commit");
             send_execute(ctx, &work, false).await
@@ -71,25 +76,27 @@ fn policy(ctx: &Ctx, work: &Work) -> Policy {
         initiate_only: ctx.opts.initiate_only,
         currency_halted: ctx.halted(&work.request.currency),
         hold_ambiguous: ctx.opts.ambiguous == crate::config::Ambiguous::Hold,
+        attempts_spent: false,
     }
 }
 
 /// Sends the initiation and commits its outcome. Returns whether the
-/// payout went on to `executing` (its execute is to be sent now).
+/// payout is to be executed now.
 async fn initiate(ctx: &Ctx, work: &Work, resumed: bool) -> Result<bool> {
     let end = call_with_retries(ctx, Call::Initiate, work).await;
     if end.outcome.is_some() {
         fault::hit("after_answer");
     }
+    let spent = work.attempts.saturating_add(end.sent) >= ctx.opts.max_attempts_total;
     let d = decide::after_initiate(
         answer_of(end.outcome.as_ref()),
         facts(&end, resumed),
-        policy(ctx, work),
+        Policy {
+            attempts_spent: spent,
+            ..policy(ctx, work)
+        },
     );
     carry_out(ctx, work, d, end.outcome.as_ref(), end.sent).await?;
-    if d.then_execute {
-        fault::hit("after_intent_commit");
-    }
     Ok(d.then_execute)
 }
 
@@ -180,6 +187,16 @@ fn note(
                 "interrupted while executing; held for `payrun reconcile` (ambiguous = hold)"
                     .into(),
             ),
+        ),
+        Note::SetAside => (
+            Some("ATTEMPTS_SPENT".into()),
+            outcome.map(|o| {
+                format!(
+                    "set aside: its attempt budget across runs is spent without a final answer \
+                     (last: {}); check it with the provider (`payrun reconcile` lists it)",
+                    failure_message(o, sent)
+                )
+            }),
         ),
         Note::OutcomeUnknown => (
             code(),

@@ -26,6 +26,9 @@ pub struct EngineOptions {
     pub concurrency: usize,
     pub ambiguous: Ambiguous,
     pub initiate_only: bool,
+    /// Requests a payout may use across runs before an initiation that
+    /// never gets a final answer is set aside (`max_attempts_total`).
+    pub max_attempts_total: u32,
 }
 
 #[derive(Debug, Default)]

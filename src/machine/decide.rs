@@ -87,6 +87,9 @@ pub struct Policy {
     pub currency_halted: bool,
     /// `ambiguous = hold`: an interrupted execution is parked as unknown.
     pub hold_ambiguous: bool,
+    /// The payout's attempt budget across runs (`max_attempts_total`) is
+    /// spent, counting the call being decided.
+    pub attempts_spent: bool,
 }
 
 /// What to record as the payout's provider code and message.
@@ -104,6 +107,8 @@ pub enum Note {
     Held,
     /// The answer's code, and "outcome unknown after N request(s)".
     OutcomeUnknown,
+    /// `ATTEMPTS_SPENT`: set aside, its attempt budget spent.
+    SetAside,
 }
 
 /// Why the run must stop after this payout.
@@ -136,7 +141,8 @@ pub struct Decision {
     pub stop: Option<StopKind>,
     /// Execute no more payouts of this currency in this run.
     pub halt_currency: bool,
-    /// The intent to execute is committed: send the execute next.
+    /// Go on to execute now (commit the intent `initiated → executing`,
+    /// then send).
     pub then_execute: bool,
 }
 
@@ -176,11 +182,13 @@ pub enum Phase {
 
 /// Where a payout found open at the start of a run picks up, if anywhere.
 /// Intent states are resumed as such (their outcome is open); `initiated`
-/// waits for a run without `--initiate-only`.
+/// and `executing` wait for a run without `--initiate-only`.
 pub fn resume_phase(state: State, initiate_only: bool) -> Option<Phase> {
     match state {
         State::Initiating => Some(Phase::Initiate { resumed: true }),
-        State::Executing => Some(Phase::Execute { resumed: true }),
+        // The approval gate: `--initiate-only` sends no execute, not even
+        // the re-send of an intent an earlier process left open.
+        State::Executing if !initiate_only => Some(Phase::Execute { resumed: true }),
         State::Initiated if !initiate_only => Some(Phase::Execute { resumed: false }),
         _ => None,
     }
@@ -207,13 +215,11 @@ pub fn after_initiate(answer: Answer, facts: Facts, policy: Policy) -> Decision 
     match answer {
         Answer::Stopped if facts.uncertain() => Decision::nothing(from),
         Answer::Stopped => Decision::write(from, State::Pending),
+        // Always `initiated`: the intent to execute is committed separately,
+        // right before the execute is sent, so a crash in between leaves a
+        // payout that was surely not executed (the approval gate holds).
         Answer::Accepted => {
             let execute = !(policy.initiate_only || policy.currency_halted);
-            let to = if execute {
-                State::Executing
-            } else {
-                State::Initiated
-            };
             Decision {
                 note: if !execute && !policy.initiate_only {
                     Note::WalletRanOut
@@ -223,7 +229,7 @@ pub fn after_initiate(answer: Answer, facts: Facts, policy: Policy) -> Decision 
                 stamp_initiated: true,
                 count: Some(Count::Initiated),
                 then_execute: execute,
-                ..Decision::write(from, to)
+                ..Decision::write(from, State::Initiated)
             }
         }
         Answer::Unauthorized => Decision {
@@ -235,6 +241,12 @@ pub fn after_initiate(answer: Answer, facts: Facts, policy: Policy) -> Decision 
             note: Note::Failure,
             count: Some(Count::Failed),
             ..Decision::write(from, State::InitiateFailed)
+        },
+        // A payout the provider keeps answering without a final answer,
+        // its budget across runs spent: parked, and the run goes on.
+        Answer::Ambiguous if policy.attempts_spent => Decision {
+            note: Note::SetAside,
+            ..Decision::write(from, State::SetAside)
         },
         // Retries exhausted on a transport failure: the provider is down or
         // overloaded, not refusing this payout. Stop with it resumable.
@@ -383,7 +395,14 @@ pub fn settle_by_resend(answer: Answer) -> Resent {
 /// `count` gives the number of payouts in a state.
 pub fn run_complete(count: impl Fn(State) -> u64, initiate_only: bool) -> bool {
     if initiate_only {
-        count(State::InitiateFailed) + count(State::Unknown) + count(State::Pending) == 0
+        count(State::InitiateFailed)
+            + count(State::Unknown)
+            + count(State::Pending)
+            + count(State::SetAside)
+            // An execute intent an earlier process left: --initiate-only
+            // leaves it for the approver's run, and says so.
+            + count(State::Executing)
+            == 0
     } else {
         let all: u64 = State::ALL.iter().map(|&s| count(s)).sum();
         count(State::Executed) == all

@@ -31,6 +31,11 @@ pub enum State {
     Unknown,
     /// Failed validation; never sent.
     Rejected,
+    /// Its attempt budget across runs is spent on initiations that never
+    /// got a final answer (a row the provider always answers 5xx): parked
+    /// so the rest of the run finishes. No money moved (initiation moves
+    /// none); never sent again automatically; listed by `payrun reconcile`.
+    SetAside,
 }
 
 /// A state name read from storage that payrun does not know. Never coerced
@@ -41,7 +46,7 @@ pub enum State {
 pub struct UnknownState(pub String);
 
 impl State {
-    pub const ALL: [State; 9] = [
+    pub const ALL: [State; 10] = [
         State::Pending,
         State::Initiating,
         State::Initiated,
@@ -51,6 +56,7 @@ impl State {
         State::ExecuteFailed,
         State::Unknown,
         State::Rejected,
+        State::SetAside,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -64,6 +70,7 @@ impl State {
             State::ExecuteFailed => "execute_failed",
             State::Unknown => "unknown",
             State::Rejected => "rejected",
+            State::SetAside => "set_aside",
         }
     }
 
@@ -105,6 +112,7 @@ pub const FINAL: &[State] = &[
     State::ExecuteFailed,
     State::Unknown,
     State::Rejected,
+    State::SetAside,
 ];
 
 /// Intent states: committed before a request leaves, so after a crash the
@@ -139,6 +147,17 @@ pub const RESUMED: &[State] = &[State::Executing, State::Initiating, State::Init
 /// States an operator must look at (`payrun reconcile` lists them).
 pub const NEEDS_OPERATOR: &[State] = &[State::Unknown];
 
+/// States whose payouts `payrun reconcile` lists for an operator with what
+/// can be done: every state that is not done (open, unknown, set aside).
+pub const NOT_DONE: &[State] = &[
+    State::Pending,
+    State::Initiating,
+    State::Initiated,
+    State::Executing,
+    State::Unknown,
+    State::SetAside,
+];
+
 /// Every transition payrun may write, as (from, to). A pair that is not here
 /// is a bug, and the store refuses it. Self-transitions record attempts on an
 /// intent that is still open.
@@ -148,11 +167,12 @@ pub const TRANSITIONS: &[(State, State)] = &[
     // A claimed payout that was never sent goes back.
     (State::Initiating, State::Pending),
     (State::Initiating, State::Initiating),
-    // Accepted: initiated only (--initiate-only, or its wallet ran out), or
-    // straight to the intent to execute.
+    // Accepted. The intent to execute is a separate commit made right
+    // before the execute leaves (never with the initiation).
     (State::Initiating, State::Initiated),
-    (State::Initiating, State::Executing),
     (State::Initiating, State::InitiateFailed),
+    // The attempt budget is spent without a final answer: parked.
+    (State::Initiating, State::SetAside),
     // Execute of an initiated payout: intent first.
     (State::Initiated, State::Executing),
     (State::Executing, State::Executing),

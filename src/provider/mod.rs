@@ -14,6 +14,7 @@ pub mod classify;
 pub mod endpoint;
 pub mod outcome;
 pub mod profile;
+pub mod status;
 pub mod wire;
 
 pub use classify::{

@@ -193,7 +193,7 @@ impl Scrubber {
     }
 
     /// Key and bearer tokens redacted (no length cap).
-    fn redact(&self, text: &str) -> String {
+    pub(crate) fn redact(&self, text: &str) -> String {
         let key = self.key.expose_secret();
         let mut out = if key.is_empty() {
             text.to_string()

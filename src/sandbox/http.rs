@@ -656,6 +656,13 @@ async fn answer(
     match call {
         Call::Initiate => {
             let req = fields::initiate(&bytes).map_err(body_error)?;
+            if state::always_500(&req.request.account_id) {
+                return Ok(Answer::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    codes::INTERNAL_ERROR,
+                    "internal error (magic account ...500)",
+                ));
+            }
             if state::initiate_refused(&req.request.account_id) {
                 return Ok(Answer::new(
                     StatusCode::UNPROCESSABLE_ENTITY,

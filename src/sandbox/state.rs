@@ -36,6 +36,9 @@ pub mod magic {
     /// The first `/executes` is carried out (debited) and the connection is
     /// cut without an answer; later ones answer `ALREADY_EXECUTED`.
     pub const EXECUTE_THEN_CUT: &str = "000000000504";
+    /// Every `/initiates` answers 500 before anything is recorded: a poison
+    /// row that never gets a final answer.
+    pub const ALWAYS_500: &str = "000000000500";
 }
 
 /// What a transaction is.
@@ -309,6 +312,11 @@ fn magic_ambiguity(account: &str) -> Option<Ambiguity> {
     } else {
         None
     }
+}
+
+/// Whether `/initiates` of this account always fails with a 500 (magic).
+pub(crate) fn always_500(account: &str) -> bool {
+    magic_is(account, magic::ALWAYS_500)
 }
 
 /// Whether `/initiates` refuses this account outright (magic account).

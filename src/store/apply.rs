@@ -215,11 +215,12 @@ mod tests {
                 .len(),
             2
         );
-        let intent = Transition::new(claimed[0].id, State::Initiating, State::Executing);
+        let accepted = Transition::new(claimed[0].id, State::Initiating, State::Initiated);
+        let intent = Transition::new(claimed[0].id, State::Initiated, State::Executing);
         let mut t = Transition::new(claimed[0].id, State::Executing, State::Executed);
         t.attempts = 2;
         t.stamp_executed = true;
-        store.apply(&[intent, t]).unwrap();
+        store.apply(&[accepted, intent, t]).unwrap();
         let totals = store.totals(run_id).unwrap();
         assert_eq!(totals["XOF"][&State::Executed].total, Decimal::from(1000));
         assert_eq!(totals["XOF"][&State::Initiating].count, 1);

@@ -33,10 +33,12 @@
 //! - [`writer`]: the thread that group-commits them;
 //! - [`reads`]: runs, counts, totals, report rows, unresolved, audit;
 //! - [`resolve`]: an operator's decision on a payout, with its audit line;
+//! - [`booked`]: payouts as sent, for matching a provider's statement;
 //! - [`lock`]: one run at a time per database file;
 //! - [`sql`]: SQL fragments and row mappers shared by the others.
 
 mod apply;
+mod booked;
 mod import;
 mod lock;
 mod open;

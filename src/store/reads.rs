@@ -272,7 +272,8 @@ mod tests {
         store
             .apply(&[
                 crate::store::Transition::new(id, State::Pending, State::Initiating),
-                crate::store::Transition::new(id, State::Initiating, State::Executing),
+                crate::store::Transition::new(id, State::Initiating, State::Initiated),
+                crate::store::Transition::new(id, State::Initiated, State::Executing),
                 crate::store::Transition::new(id, State::Executing, State::Unknown),
             ])
             .unwrap();

@@ -66,7 +66,8 @@ mod tests {
         store
             .apply(&[
                 Transition::new(p.id, State::Pending, State::Initiating),
-                Transition::new(p.id, State::Initiating, State::Executing),
+                Transition::new(p.id, State::Initiating, State::Initiated),
+                Transition::new(p.id, State::Initiated, State::Executing),
                 Transition::new(p.id, State::Executing, State::Unknown),
             ])
             .unwrap();

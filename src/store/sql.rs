@@ -96,7 +96,7 @@ pub(super) fn unresolved_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Unr
 /// Columns of `payouts` that make a [`Work`], in the order `work_from_row` reads.
 pub(super) const WORK_COLS: &str =
     "id, row, state, transaction_id, wire_amount, currency, method, description,
-    account_id, b_first, b_last, b_phone, b_email, sender_json";
+    account_id, b_first, b_last, b_phone, b_email, sender_json, attempts";
 
 /// The sender configured when the run was imported.
 pub(super) fn run_sender(conn: &Connection, run_id: i64) -> Result<Sender> {
@@ -142,6 +142,7 @@ pub(super) fn work_from_row(r: &rusqlite::Row<'_>, run_sender: &Sender) -> Resul
                 email: r.get(12)?,
             },
         },
+        attempts: r.get::<_, i64>(14)?.try_into().unwrap_or(u32::MAX),
     })
 }
 

@@ -40,6 +40,8 @@ pub struct Work {
     pub row: u64,
     pub state: State,
     pub request: InitiateRequest,
+    /// Requests sent for it so far, across runs (its attempt budget).
+    pub attempts: u32,
 }
 
 /// One committed state change.

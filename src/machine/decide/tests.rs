@@ -45,8 +45,8 @@ fn initiation_table() {
     let table: Vec<Row> = vec![
         (Answer::Stopped, certain(), Some(Pending), None),
         (Answer::Stopped, uncertain(), None, None),
-        (Answer::Accepted, certain(), Some(Executing), None),
-        (Answer::Accepted, uncertain(), Some(Executing), None),
+        (Answer::Accepted, certain(), Some(Initiated), None),
+        (Answer::Accepted, uncertain(), Some(Initiated), None),
         (REFUSED, certain(), Some(InitiateFailed), None),
         (TX_FAILED, uncertain(), Some(InitiateFailed), None),
         (NO_BALANCE, certain(), Some(InitiateFailed), None),
@@ -80,7 +80,7 @@ fn initiation_table() {
     for (answer, facts, to, stop) in table {
         let d = after_initiate(answer, facts, Policy::default());
         assert_eq!((d.to, d.stop), (to, stop), "{answer:?} {facts:?}");
-        assert_eq!(d.then_execute, to == Some(Executing), "{answer:?}");
+        assert_eq!(d.then_execute, answer == Answer::Accepted, "{answer:?}");
     }
 }
 
@@ -179,6 +179,10 @@ fn every_state_and_answer_gives_an_allowed_transition() {
             hold_ambiguous: true,
             ..Policy::default()
         },
+        Policy {
+            attempts_spent: true,
+            ..Policy::default()
+        },
     ];
     let facts = [certain(), uncertain(), Facts::default()];
     for state in State::ALL {
@@ -223,9 +227,11 @@ fn resume_and_claims() {
         Some(Phase::Initiate { resumed: true })
     );
     assert_eq!(
-        resume_phase(Executing, true),
+        resume_phase(Executing, false),
         Some(Phase::Execute { resumed: true })
     );
+    // The approval gate: --initiate-only never re-sends an open execute.
+    assert_eq!(resume_phase(Executing, true), None);
     assert_eq!(
         resume_phase(Initiated, false),
         Some(Phase::Execute { resumed: false })
@@ -341,6 +347,7 @@ fn simulate(state: State, s: Step, world: &mut World) -> State {
         initiate_only: s.policy_initiate_only,
         currency_halted: false,
         hold_ambiguous: s.hold,
+        attempts_spent: false,
     };
     let Some(phase) = resume_phase(state, policy.initiate_only) else {
         return state;
@@ -436,4 +443,26 @@ proptest! {
             prop_assert!(state.may_have_paid(), "paid but {state}");
         }
     }
+}
+
+#[test]
+fn a_spent_attempt_budget_sets_an_unanswered_initiation_aside_and_the_run_goes_on() {
+    let spent = Policy {
+        attempts_spent: true,
+        ..Policy::default()
+    };
+    let d = after_initiate(Answer::Ambiguous, uncertain(), spent);
+    assert_eq!(
+        (d.to, d.stop, d.note),
+        (Some(SetAside), None, Note::SetAside)
+    );
+    // A provider that is down or throttling still stops the run.
+    for a in [Answer::NotSent, Answer::RateLimited] {
+        assert_eq!(after_initiate(a, certain(), spent).stop, Some(Unreachable));
+    }
+    // Within budget: the run stops with the payout resumable, as before.
+    let d = after_initiate(Answer::Ambiguous, uncertain(), Policy::default());
+    assert_eq!((d.to, d.stop), (Some(Initiating), Some(Unreachable)));
+    assert!(!run_complete(|s| u64::from(s == SetAside), true));
+    assert!(!run_complete(|s| u64::from(s == Executing), true));
 }

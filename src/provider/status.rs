@@ -1,0 +1,122 @@
+//! `Client::status`: asking the provider for one transaction's status with
+//! the profile's status call (`[provider.status_call]`), its word classified
+//! with the profile's own vocabulary. Without a status call it is never
+//! asked. A status that is not clearly paid or failed settles nothing.
+
+use super::Client;
+use super::profile::Class;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+
+/// What the provider says about one transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TxStatus {
+    Paid(String),
+    Failed(String),
+    /// Not settled yet (pending, processing, initiated) or a word the
+    /// profile does not know: ask again later.
+    NotFinal(String),
+    NotFound,
+    /// The call failed or the answer could not be read: settles nothing.
+    Unreadable(String),
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters, so an
+/// id can never change the path it is put in.
+fn encode_segment(id: &str) -> String {
+    id.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Pure: a status word read from the answer, by the profile's classes.
+pub fn status_of(class: Option<Class>, word: &str) -> TxStatus {
+    match class {
+        Some(Class::Executed | Class::AlreadyExecuted) => TxStatus::Paid(word.to_string()),
+        Some(Class::Failed) => TxStatus::Failed(word.to_string()),
+        Some(Class::NotFound) => TxStatus::NotFound,
+        _ => TxStatus::NotFinal(word.to_string()),
+    }
+}
+
+impl Client {
+    /// Whether the profile names a status call.
+    pub fn has_status_call(&self) -> bool {
+        self.profile.status_call.is_some()
+    }
+
+    /// Asks the status of `transaction_id`; `None` without a status call.
+    pub async fn status(&self, transaction_id: &str) -> Option<TxStatus> {
+        let call = self.profile.status_call.as_ref()?;
+        let id = encode_segment(transaction_id);
+        let path = call.path.replace("{transactionId}", &id);
+        let url = self.base.join(path.trim_start_matches('/'));
+        let rb = if call.method == "POST" {
+            self.http
+                .post(url)
+                .header(CONTENT_TYPE, "application/json")
+                .body(serde_json::json!({ "transactionId": transaction_id }).to_string())
+        } else {
+            self.http.get(url)
+        };
+        let resp = match rb.header(ACCEPT, "application/json").send().await {
+            Ok(r) => r,
+            Err(e) => return Some(TxStatus::Unreadable(self.scrubber.redact(&e.to_string()))),
+        };
+        let http = resp.status().as_u16();
+        if http == 404 {
+            return Some(TxStatus::NotFound);
+        }
+        let bytes = match resp.bytes().await {
+            Ok(b) if b.len() <= super::MAX_BODY_BYTES => b,
+            Ok(_) => return Some(TxStatus::Unreadable("answer too large".into())),
+            Err(e) => return Some(TxStatus::Unreadable(self.scrubber.redact(&e.to_string()))),
+        };
+        if !(200..300).contains(&http) {
+            return Some(TxStatus::Unreadable(format!("HTTP {http}")));
+        }
+        let json: serde_json::Value = match serde_json::from_slice(&bytes) {
+            Ok(v) => v,
+            Err(_) => return Some(TxStatus::Unreadable("answer is not JSON".into())),
+        };
+        let Some(word) = json.pointer(&call.status).and_then(|v| v.as_str()) else {
+            return Some(TxStatus::Unreadable(format!(
+                "no status at {} in the answer",
+                call.status
+            )));
+        };
+        Some(status_of(self.profile.class_of(word), word))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_cannot_escape_their_path_segment() {
+        assert_eq!(encode_segment("tx-1_a.b~"), "tx-1_a.b~");
+        assert_eq!(encode_segment("../x?y"), "..%2Fx%3Fy");
+    }
+
+    #[test]
+    fn only_clear_words_settle() {
+        assert_eq!(
+            status_of(Some(Class::Executed), "SUCCESS"),
+            TxStatus::Paid("SUCCESS".into())
+        );
+        assert_eq!(
+            status_of(Some(Class::Failed), "FAILED"),
+            TxStatus::Failed("FAILED".into())
+        );
+        assert_eq!(
+            status_of(Some(Class::Pending), "PROCESSING"),
+            TxStatus::NotFinal("PROCESSING".into())
+        );
+        assert_eq!(status_of(None, "WEIRD"), TxStatus::NotFinal("WEIRD".into()));
+    }
+}

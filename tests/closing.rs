@@ -1,0 +1,410 @@
+//! Closing a payroll (issue 13): reconciling against the provider's own
+//! statement, the approval gate under crashes, and the control totals. The
+//! real binary against the in-process sandbox.
+
+mod common;
+
+use common::*;
+use payrun::sandbox::SandboxConfig;
+use std::process::{Command, Output};
+
+/// A payroll of XOF rows; `account(i)` gives row i's account.
+fn xof_payroll(n: usize, account: impl Fn(usize) -> String) -> String {
+    let mut s = String::from(HEADER);
+    s.push('\n');
+    for i in 0..n {
+        s.push_str(&format!(
+            "{},{},XOF,momo,Salary {i},Ama,Mensah{i}\n",
+            account(i),
+            1000 + i
+        ));
+    }
+    s
+}
+
+fn account(i: usize) -> String {
+    format!("22507{:08}", i)
+}
+
+/// `payrun reconcile --db DB ARGS` in the work folder.
+fn reconcile(w: &Work, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env("PAYRUN_API_KEY", KEY)
+        .env_remove("RUST_LOG")
+        .arg("reconcile")
+        .arg("--db")
+        .arg(w.db())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The sandbox's statement, as its back office exports it.
+fn statement(sb: &Sandbox, lang: &str) -> String {
+    let url = format!(
+        "{}/_sandbox/statement?format=csv&lang={lang}",
+        sb.base_url()
+    );
+    sb.rt.block_on(async {
+        reqwest::Client::new()
+            .get(url)
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    })
+}
+
+/// reconciliation.csv as (transaction id, result, state).
+fn results(w: &Work) -> Vec<(String, String, String)> {
+    read_csv(&w.path("reconciliation.csv"))
+        .iter()
+        .map(|r| (r[3].to_string(), r[0].to_string(), r[4].to_string()))
+        .collect()
+}
+
+fn sha256_hex(path: &std::path::Path) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+#[test]
+fn a_french_statement_settles_unknown_payouts_and_names_every_discrepancy() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    // Row 0 is debited, then answered 503: unknown under `hold`.
+    let accounts = |i: usize| {
+        if i == 0 {
+            "CI000000000503".to_string()
+        } else {
+            account(i)
+        }
+    };
+    let file = w.write("payroll.csv", &xof_payroll(4, accounts));
+    let out = w.run(&file, &sb.base_url(), &["--ambiguous", "hold"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let report = w.report_rows();
+    let tx = |i: usize| col(&report, i, "transaction_id");
+    assert_eq!(col(&report, 0, "state"), "unknown");
+
+    // The provider's French export, edited: row 1's amount differs, row 2's
+    // line is missing, and a line payrun never sent is added.
+    let fr = statement(&sb, "fr");
+    assert!(
+        fr.starts_with("Référence;Compte;Montant;Devise;Statut"),
+        "{fr}"
+    );
+    let mut lines: Vec<String> = Vec::new();
+    for l in fr.lines() {
+        if l.starts_with(&tx(2)) {
+            continue;
+        }
+        if l.starts_with(&tx(1)) {
+            lines.push(l.replace(";1001;", ";1010;"));
+        } else {
+            lines.push(l.to_string());
+        }
+    }
+    lines.push("tx-not-ours;2250700009999;777;XOF;Réussi;2026-11-23 10:00:00".into());
+    let st = w.write("releve.csv", &(lines.join("\n") + "\n"));
+
+    let out = reconcile(&w, &["--statement", "releve.csv"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        stdout.contains(&format!("{}: unknown -> executed", tx(0))),
+        "{stdout}"
+    );
+    let got = results(&w);
+    let find = |id: &str| got.iter().find(|r| r.0 == id).cloned().unwrap();
+    assert_eq!(find(&tx(0)).1, "matched");
+    assert_eq!(find(&tx(0)).2, "executed");
+    assert_eq!(find(&tx(1)).1, "amount_differs");
+    assert_eq!(find(&tx(2)).1, "missing_from_statement");
+    assert_eq!(find(&tx(3)).1, "matched");
+    assert_eq!(find("tx-not-ours").1, "unknown_to_payrun");
+    let summary = read_csv(&w.path("reconciliation.csv.summary.csv"));
+    assert_eq!(summary.len(), 1);
+    assert_eq!(
+        summary[0].iter().collect::<Vec<_>>(),
+        ["XOF", "2", "2003", "1", "1001", "2", "1779"]
+    );
+    // The settlement is audited with the statement's hash and line.
+    let audit = String::from_utf8_lossy(&reconcile(&w, &["--audit"]).stdout).to_string();
+    let sha = sha256_hex(&st);
+    assert!(audit.contains(&sha), "{audit}");
+    assert!(audit.contains("line 2"), "{audit}");
+    let audit_lines = audit.lines().count();
+
+    // Idempotent: the same statement again changes nothing.
+    let before = std::fs::read(w.path("reconciliation.csv")).unwrap();
+    let out = reconcile(&w, &["--statement", "releve.csv"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("->"));
+    assert_eq!(std::fs::read(w.path("reconciliation.csv")).unwrap(), before);
+    let audit = String::from_utf8_lossy(&reconcile(&w, &["--audit"]).stdout).to_string();
+    assert_eq!(audit.lines().count(), audit_lines);
+    // Nothing is left open.
+    let out = reconcile(&w, &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+}
+
+#[test]
+fn the_providers_own_headers_and_status_words_come_from_the_config() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &xof_payroll(3, account));
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let en = statement(&sb, "en");
+    let own = en
+        .replacen(
+            "Transaction ID,Account,Amount,Currency,Status",
+            "Ref,Acct,Amt,Ccy,Etat",
+            1,
+        )
+        .replace(",Successful,", ",DONE,");
+    w.write("export.csv", &own);
+    // Without the mapping: a clear error naming the missing column.
+    let out = reconcile(&w, &["--statement", "export.csv"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(
+        text(&out).contains("no transaction_id column"),
+        "{}",
+        text(&out)
+    );
+    w.write(
+        "payrun.toml",
+        "[statement]\ntransaction_id = [\"Ref\"]\naccount = [\"Acct\"]\namount = [\"Amt\"]\n\
+         currency = [\"Ccy\"]\nstatus = [\"Etat\"]\npaid = [\"done\"]\n",
+    );
+    let out = reconcile(&w, &["--statement", "export.csv"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(
+        results(&w).iter().all(|r| r.1 == "matched"),
+        "{:?}",
+        results(&w)
+    );
+    assert_eq!(results(&w).len(), 3);
+}
+
+#[test]
+fn initiate_only_after_a_kill_between_initiation_and_execution_sends_no_execute() {
+    for point in ["after_intent_commit", "after_answer"] {
+        let sb = Sandbox::start(SandboxConfig::default());
+        let w = Work::new();
+        let file = w.write("payroll.csv", &xof_payroll(3, account));
+        let out = w
+            .run_cmd(&file, &sb.base_url(), &["--concurrency", "1"])
+            .env("PAYRUN_FAULT", point)
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("fault point"),
+            "{point}: {}",
+            text(&out)
+        );
+        let out = w.run(&file, &sb.base_url(), &["--initiate-only"]);
+        // A crash after the execute intent leaves that payout for the
+        // approver's run: not complete (3), and still not executed.
+        let want = if point == "after_intent_commit" { 3 } else { 0 };
+        assert_eq!(code(&out), want, "{point}: {}", text(&out));
+        let ledger = sb.ledger();
+        assert_eq!(ledger.requests.executes, 0, "{point}: {ledger:?}");
+        for t in &ledger.transactions {
+            assert_eq!(t.execute_calls, 0, "{point}: {t:?}");
+        }
+        // The approver's run executes each exactly once.
+        let out = w.run(&file, &sb.base_url(), &[]);
+        assert_eq!(code(&out), 0, "{point}: {}", text(&out));
+        for t in &sb.ledger().transactions {
+            assert_eq!(t.debits, 1, "{point}: {t:?}");
+        }
+    }
+}
+
+#[test]
+fn initiate_only_writes_control_totals_and_expect_total_guards_the_execute() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &xof_payroll(3, account));
+    let out = w.run(&file, &sb.base_url(), &["--initiate-only"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(
+        text(&out).contains("--expect-total XOF=3003"),
+        "{}",
+        text(&out)
+    );
+    let approval = read_csv(&w.path("approval.csv"));
+    assert_eq!(approval[0].iter().collect::<Vec<_>>(), ["XOF", "3", "3003"]);
+
+    for wrong in [
+        &["--expect-total", "XOF=3000"][..],
+        &["--expect-total", "GHS=3003"],
+    ] {
+        let out = w.run(&file, &sb.base_url(), wrong);
+        assert_eq!(code(&out), 1, "{wrong:?}: {}", text(&out));
+        assert!(text(&out).contains("do not add up"), "{}", text(&out));
+        assert_eq!(sb.ledger().requests.executes, 0, "{wrong:?}");
+    }
+    let out = w.run(&file, &sb.base_url(), &["--expect-total", "XOF=3003"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(sb.ledger().requests.executes, 3);
+}
+
+#[test]
+fn expect_total_refuses_a_batch_that_was_never_approved() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &xof_payroll(2, account));
+    let out = w.run(&file, &sb.base_url(), &["--expect-total", "XOF=2001"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(
+        text(&out).contains("--initiate-only first"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(sb.ledger().requests.total, 0);
+}
+
+#[test]
+fn a_poison_row_is_set_aside_and_the_rest_of_the_run_completes() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    // Row 1 always gets a 500 on initiation.
+    let accounts = |i: usize| {
+        if i == 1 {
+            "CI000000000500".to_string()
+        } else {
+            account(i)
+        }
+    };
+    let file = w.write("payroll.csv", &xof_payroll(4, accounts));
+    let cfg = w.write("budget.toml", "max_attempts_total = 8\n");
+    let cfg = cfg.display().to_string();
+    let out = w.run(
+        &file,
+        &sb.base_url(),
+        &["--config", &cfg, "--concurrency", "1"],
+    );
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let report = w.report_rows();
+    let states: Vec<String> = (0..4).map(|i| col(&report, i, "state")).collect();
+    assert_eq!(states, ["executed", "set_aside", "executed", "executed"]);
+    assert_eq!(col(&report, 1, "provider_code"), "ATTEMPTS_SPENT");
+    assert_eq!(col(&report, 1, "attempts"), "8");
+    // reconcile lists it, with what can be done, and exits 3.
+    let out = reconcile(&w, &[]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        listed.contains(&col(&report, 1, "transaction_id")),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("set_aside") && listed.contains("1 set_aside"),
+        "{listed}"
+    );
+    // A re-run sends nothing for it again.
+    let before = sb.ledger().requests.initiates;
+    let out = w.run(&file, &sb.base_url(), &["--config", &cfg]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    assert_eq!(sb.ledger().requests.initiates, before);
+}
+
+#[test]
+fn pending_payouts_are_settled_by_polling_the_status_call() {
+    use payrun::sandbox::Dialect;
+    let sb = Sandbox::start(SandboxConfig {
+        dialect: Dialect::Pending,
+        ..Default::default()
+    });
+    let w = Work::new();
+    // Row 1 fails at settlement (magic recipient-not-found account).
+    let accounts = |i: usize| {
+        if i == 1 {
+            "CI000000000404".to_string()
+        } else {
+            account(i)
+        }
+    };
+    let file = w.write("payroll.csv", &xof_payroll(3, accounts));
+    let status_call = "[provider.status_call]\nmethod = \"GET\"\n\
+                       path = \"/status/{transactionId}\"\nstatus = \"/data/status\"\n";
+    let cfg = w.write("poll.toml", status_call).display().to_string();
+    let out = w.run(&file, &sb.base_url(), &["--config", &cfg]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let report = w.report_rows();
+    let states: Vec<String> = (0..3).map(|i| col(&report, i, "state")).collect();
+    assert_eq!(
+        states,
+        ["executed", "execute_failed", "executed"],
+        "{}",
+        text(&out)
+    );
+    assert!(sb.ledger().requests.status >= 3);
+    let audit = String::from_utf8_lossy(&reconcile(&w, &["--audit"]).stdout).to_string();
+    assert!(audit.contains(",poll,unknown,executed,"), "{audit}");
+
+    // Without a status call nothing is asked and the payouts stay unknown.
+    let sb = Sandbox::start(SandboxConfig {
+        dialect: Dialect::Pending,
+        ..Default::default()
+    });
+    let w = Work::new();
+    let file = w.write("payroll.csv", &xof_payroll(2, account));
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    assert_eq!(sb.ledger().requests.status, 0);
+    assert_eq!(col(&w.report_rows(), 0, "state"), "unknown");
+    // `reconcile --poll` with the status call settles them.
+    let out = reconcile(
+        &w,
+        &["--poll", "--base-url", &sb.base_url(), "--config", &cfg],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("unknown -> executed"));
+}
+
+#[test]
+fn reconcile_lists_every_open_state_and_refuses_to_resend_to_another_provider() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let other = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let accounts = |i: usize| {
+        if i == 0 {
+            "CI000000000503".to_string()
+        } else {
+            account(i)
+        }
+    };
+    let file = w.write("payroll.csv", &xof_payroll(2, accounts));
+    let out = w.run(&file, &sb.base_url(), &["--ambiguous", "hold"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    // A second file, initiated only.
+    let second = w.write("second.csv", &xof_payroll(1, |_| account(7)));
+    let out = w.run(&second, &sb.base_url(), &["--initiate-only"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+
+    let out = reconcile(&w, &[]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        listed.contains(",unknown,") && listed.contains(",initiated,"),
+        "{listed}"
+    );
+    assert!(listed.contains("1 initiated, 1 unknown"), "{listed}");
+
+    // Re-sending to a provider the run was not made against could pay twice.
+    let out = reconcile(&w, &["--resend", "--base-url", &other.base_url()]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(text(&out).contains("nothing was re-sent"), "{}", text(&out));
+    assert_eq!(other.ledger().requests.total, 0);
+    // To its own provider it goes, and settles.
+    let out = reconcile(&w, &["--resend", "--base-url", &sb.base_url()]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+}
