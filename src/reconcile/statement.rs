@@ -148,7 +148,7 @@ pub fn read(path: &Path, sheet: Option<&str>, spec: &StatementSpec) -> Result<St
         std::fs::read(path).with_context(|| format!("cannot read statement {}", path.display()))?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
     let voc = Vocabulary::of(spec);
-    let mut source = crate::input::open(path, sheet)?;
+    let mut source = crate::input::open(path, sheet, None)?;
     let header: Vec<String> = source.header().fields.iter().map(str::to_string).collect();
     let mut index = [0usize; 5];
     for (k, (key, names)) in voc.columns.iter().enumerate() {
