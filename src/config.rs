@@ -113,6 +113,19 @@ pub enum AmountUnit {
     Minor,
 }
 
+// ---- report keys: `report_language` -----------------------------------------
+
+/// The language of the headers of reports and approval pages. English by
+/// default; French for the French-speaking payroll offices payrun serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ReportLanguage {
+    #[default]
+    En,
+    Fr,
+}
+// ---- end of report keys ----------------------------------------------------
+
 /// Sender details sent with every payout unless a row overrides them: the
 /// same struct as a row's overrides.
 pub type SenderConfig = crate::payout::SenderOverride;
@@ -157,6 +170,9 @@ pub struct Config {
     pub provider: Option<crate::provider::ProfileSpec>,
     /// A TOML file holding the provider profile instead of `[provider]`.
     pub provider_profile: Option<PathBuf>,
+    // --- report keys: spreadsheet-ready outputs (README, "The report") ---
+    /// The language of the report's and the approval page's headers.
+    pub report_language: Option<ReportLanguage>,
 }
 
 impl Config {
@@ -258,6 +274,9 @@ impl Config {
     }
     pub fn amount_unit(&self) -> AmountUnit {
         self.amount_unit.unwrap_or_default()
+    }
+    pub fn report_language(&self) -> ReportLanguage {
+        self.report_language.unwrap_or_default()
     }
 }
 

@@ -26,6 +26,7 @@ pub mod validate;
 pub mod engine;
 pub mod report;
 pub mod store;
+pub mod template;
 
 // The command line: the only layer that prints or exits.
 pub mod cmd;

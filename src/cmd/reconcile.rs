@@ -11,10 +11,12 @@ use crate::output::safe_cell;
 use crate::provider::Client;
 use crate::store::{RunLock, Store, Unresolved};
 use anyhow::{Context, Result, bail};
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = super::help::RECONCILE)]
 pub struct ReconcileArgs {
     /// The checkpoint database.
     #[arg(long, default_value = DEFAULT_DB)]
@@ -59,17 +61,22 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
     let mut store = Store::open(&args.db)?;
     let mut out = std::io::stdout().lock();
     if args.audit {
-        writeln!(
-            out,
-            "run,transaction_id,at,action,from_state,to_state,reason"
-        )?;
-        for (run, [tx, at, action, from, to, reason]) in lib::audit(&store, args.run)? {
-            writeln!(
-                out,
-                "{run},{tx},{at},{action},{from},{to},{}",
-                safe_cell(&reason).replace(',', ";")
-            )?;
+        let mut csv = csv::Writer::from_writer(&mut out);
+        csv.write_record([
+            "run",
+            "transaction_id",
+            "at",
+            "action",
+            "from_state",
+            "to_state",
+            "reason",
+        ])?;
+        for (run, line) in lib::audit(&store, args.run)? {
+            let mut record = vec![run.to_string()];
+            record.extend(line.iter().map(|cell| safe_cell(cell).into_owned()));
+            csv.write_record(&record)?;
         }
+        csv.flush()?;
         return Ok(Exit::Ok);
     }
     if let Some(mark) = args.mark {
@@ -78,6 +85,7 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
             Mark::Failed => Verdict::Failed,
         };
         let reason = args.reason.clone().unwrap_or_default();
+        let runs = runs_of(&store, &args.ids)?;
         let mut write_error = None;
         lib::mark(&mut store, &args.ids, verdict, &reason, |id, to| {
             if let Err(e) = writeln!(out, "{id}: unknown -> {to} ({})", reason.trim()) {
@@ -87,6 +95,7 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
         if let Some(e) = write_error {
             return Err(e.into());
         }
+        rewrite_reports(&store, runs);
         return Ok(Exit::Ok);
     }
     let unresolved = store.unresolved(args.run)?;
@@ -103,31 +112,68 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
 }
 
 fn list(out: &mut impl Write, unresolved: &[Unresolved]) -> Result<()> {
-    writeln!(
-        out,
-        "run,row,transaction_id,account_id,amount,currency,provider_code,provider_message"
-    )?;
+    let mut csv = csv::Writer::from_writer(&mut *out);
+    csv.write_record([
+        "run",
+        "row",
+        "transaction_id",
+        "account_id",
+        "amount",
+        "currency",
+        "provider_code",
+        "provider_message",
+    ])?;
     for u in unresolved {
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{}",
-            u.run_id,
-            u.row,
-            u.transaction_id,
-            u.account_id,
-            u.amount,
-            u.currency,
-            u.provider_code,
-            u.provider_message.replace(',', ";")
-        )?;
+        csv.write_record([
+            u.run_id.to_string(),
+            u.row.to_string(),
+            safe_cell(&u.transaction_id).into_owned(),
+            safe_cell(&u.account_id).into_owned(),
+            u.amount.clone(),
+            u.currency.clone(),
+            safe_cell(&u.provider_code).into_owned(),
+            safe_cell(&u.provider_message).into_owned(),
+        ])?;
     }
-    writeln!(
-        out,
+    csv.flush()?;
+    drop(csv);
+    // The advice goes to stderr: stdout stays one CSV table for scripts.
+    eprintln!(
         "{} unknown payout(s): check them with the provider, then `payrun reconcile --resend` \
          or `payrun reconcile --mark executed|failed ID... --reason TEXT`",
         unresolved.len()
-    )?;
+    );
     Ok(())
+}
+
+/// The runs the payouts `ids` belong to (ids not found are left to
+/// `mark`, which names them).
+fn runs_of(store: &Store, ids: &[String]) -> Result<BTreeSet<i64>> {
+    let mut runs = BTreeSet::new();
+    for id in ids {
+        if let Some(p) = store.payout_by_transaction_id(id)? {
+            runs.insert(p.run_id);
+        }
+    }
+    Ok(runs)
+}
+
+/// Writes each run's recorded report again, so it never says `unknown` for
+/// a payout just settled. The settlement is already committed: a report
+/// that cannot be written is a warning naming the command that retries it.
+fn rewrite_reports(store: &Store, runs: BTreeSet<i64>) {
+    for run in runs {
+        match crate::report::rewrite_recorded(store, run) {
+            Ok(Some(path)) => eprintln!("report of run {run} updated: {}", path.display()),
+            Ok(None) => eprintln!(
+                "run {run} has no recorded report; write one with `payrun report --run {run} --out report.csv`"
+            ),
+            Err(e) => eprintln!(
+                "payrun: warning: the report of run {run} could not be updated ({e:#}); \
+                 write it again with `payrun report --run {run} --out PATH`"
+            ),
+        }
+    }
 }
 
 fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) -> Result<Exit> {
@@ -139,6 +185,7 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
         .context("no provider URL: pass --base-url or set base_url in the config")?;
     let profile = crate::provider::Profile::from_config(&cfg)?;
     let client = Client::with_profile(&base_url, &cfg.api_key()?, profile)?;
+    let runs: BTreeSet<i64> = unresolved.iter().map(|u| u.run_id).collect();
     let rt = runtime(Some(1))?;
     let mut out = std::io::stdout().lock();
     let mut write_error = None;
@@ -159,5 +206,6 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
     if let Some(e) = write_error {
         return Err(e.into());
     }
+    rewrite_reports(store, runs);
     Ok(Exit::complete_if(left == 0))
 }

@@ -34,12 +34,14 @@
 //! - [`reads`]: runs, counts, totals, report rows, unresolved, audit;
 //! - [`resolve`]: an operator's decision on a payout, with its audit line;
 //! - [`lock`]: one run at a time per database file;
+//! - [`outputs`]: where a run's report was written, to write it again;
 //! - [`sql`]: SQL fragments and row mappers shared by the others.
 
 mod apply;
 mod import;
 mod lock;
 mod open;
+mod outputs;
 mod reads;
 mod resolve;
 mod schema;
@@ -50,6 +52,7 @@ mod writer;
 pub use apply::WriteError;
 pub use import::{DuplicateIds, Import, ImportError};
 pub use lock::RunLock;
+pub use outputs::ReportTarget;
 pub use schema::APPLICATION_ID;
 pub use types::{NewRun, ReportRow, RunInfo, Tally, Totals, Transition, Unresolved, Work};
 pub use writer::{Writer, WriterThread};

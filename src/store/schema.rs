@@ -70,7 +70,19 @@ CREATE TABLE audit (
     to_state   TEXT NOT NULL,
     reason     TEXT NOT NULL
 );
-"#];
+"#,
+    // Report outputs: where a run's report was last written and in which
+    // style, so `payrun reconcile` can write it again after a change.
+    r#"
+CREATE TABLE run_reports (
+    run_id    INTEGER PRIMARY KEY REFERENCES runs(id),
+    path      TEXT NOT NULL,
+    delimiter TEXT NOT NULL,
+    bom       INTEGER NOT NULL,
+    language  TEXT NOT NULL
+);
+"#,
+];
 
 /// The schema version this payrun writes and understands.
 pub(super) fn current_version() -> i64 {
