@@ -257,24 +257,31 @@ mod tests {
             let cfg = Config::parse(&config_toml(lang)).unwrap();
             assert_eq!(cfg.report_language(), lang);
             let hs = headers(lang);
-            let cols = crate::validate::columns::Columns::resolve(
-                hs.iter().copied(),
-                &cfg.columns,
-                true,
-            );
+            let cols =
+                crate::validate::columns::Columns::resolve(hs.iter().copied(), &cfg.columns, true);
             assert!(cols.is_ok(), "{lang:?}: {:?}", cols.err());
         }
     }
 
     #[test]
     fn columns_table_maps_french_headers_and_flags_unknown_ones() {
-        let hs: Vec<String> = ["Montant", "Devise", "account_id", "Prénom", "Nom", "Matricule"]
-            .map(String::from)
-            .to_vec();
+        let hs: Vec<String> = [
+            "Montant",
+            "Devise",
+            "account_id",
+            "Prénom",
+            "Nom",
+            "Matricule",
+        ]
+        .map(String::from)
+        .to_vec();
         let t = columns_table(&hs);
         assert!(t.contains("\"Montant\" = \"amount\""), "{t}");
         assert!(t.contains("\"Prénom\" = \"beneficiary_firstname\""), "{t}");
-        assert!(t.contains("# \"account_id\" is read as account_id already"), "{t}");
+        assert!(
+            t.contains("# \"account_id\" is read as account_id already"),
+            "{t}"
+        );
         assert!(t.contains("# \"Matricule\" = \"\""), "{t}");
         assert!(!t.contains("still missing"), "{t}");
         // The table is valid TOML a user can paste.

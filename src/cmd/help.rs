@@ -7,7 +7,7 @@ pub const VALIDATE: &str = "\
 Example:
   payrun validate payroll.csv --rejected rejected.csv
 
-Sends nothing and needs no API key.
+Sends nothing and needs no API key (PAYRUN_API_KEY is not used).
 
 Exit codes: 0 every row is valid; 1 the file could not be validated at all
 (unreadable, missing column, bad config); 2 some rows were rejected.";

@@ -28,7 +28,10 @@ pub fn command(args: ReportArgs) -> Result<Exit> {
     }
     let summary = crate::report::summary_path(&args.out);
     crate::report::guard::refuse_overwrite(
-        &[("report", args.out.as_path()), ("summary", summary.as_path())],
+        &[
+            ("report", args.out.as_path()),
+            ("summary", summary.as_path()),
+        ],
         &[("database", args.db.as_path())],
     )?;
     let store = Store::open(&args.db)?;

@@ -25,7 +25,10 @@ const DB_SIDECARS: [&str; 3] = ["-wal", "-shm", "-journal"];
 
 /// Refuses the first output that is the same file as an input. `inputs`
 /// are (role, path); a database role gets its journal files checked too.
-pub fn refuse_overwrite(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<(), Overwrite> {
+pub fn refuse_overwrite(
+    outputs: &[(&str, &Path)],
+    inputs: &[(&str, &Path)],
+) -> Result<(), Overwrite> {
     let mut files: Vec<(&str, &Path, PathBuf)> = Vec::new();
     for &(role, path) in inputs {
         files.push((role, path, path.to_path_buf()));

@@ -173,7 +173,10 @@ fn write_csv_report(store: &Store, run_id: i64, path: &Path, style: &ReportStyle
 }
 
 /// Writes `path` through `PATH.tmp`, fsynced and renamed into place.
-pub(crate) fn write_atomically(path: &Path, f: impl FnOnce(&mut std::fs::File) -> Result<()>) -> Result<()> {
+pub(crate) fn write_atomically(
+    path: &Path,
+    f: impl FnOnce(&mut std::fs::File) -> Result<()>,
+) -> Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);

@@ -40,8 +40,8 @@ impl ReportStyle {
     /// file (the report is still written; only its looks are at stake).
     pub fn of_input(payroll: &Path, language: ReportLanguage) -> ReportStyle {
         let mut head = Vec::new();
-        let read = std::fs::File::open(payroll)
-            .and_then(|f| f.take(SNIFF_BYTES).read_to_end(&mut head));
+        let read =
+            std::fs::File::open(payroll).and_then(|f| f.take(SNIFF_BYTES).read_to_end(&mut head));
         let (delimiter, bom) = match read {
             Ok(_) => sniff(&head),
             Err(_) => (b',', false),
@@ -143,7 +143,10 @@ mod tests {
 
     #[test]
     fn semicolon_payroll_with_bom_is_recognised() {
-        assert_eq!(sniff(b"\xEF\xBB\xBFcompte;montant;devise\n1,5;2;3"), (b';', true));
+        assert_eq!(
+            sniff(b"\xEF\xBB\xBFcompte;montant;devise\n1,5;2;3"),
+            (b';', true)
+        );
         assert_eq!(sniff(b"account_id,amount\n"), (b',', false));
         // A comma inside quotes does not count.
         assert_eq!(sniff(b"\"a,b,c\";x;y\n"), (b';', false));
@@ -166,6 +169,9 @@ mod tests {
         for l in [ReportLanguage::En, ReportLanguage::Fr] {
             assert_eq!(language_from_name(language_name(l)), l);
         }
-        assert_eq!(report_header(ReportLanguage::Fr).len(), super::super::REPORT_HEADER.len());
+        assert_eq!(
+            report_header(ReportLanguage::Fr).len(),
+            super::super::REPORT_HEADER.len()
+        );
     }
 }

@@ -17,7 +17,9 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 /// Column widths, in characters, so the sheet is readable when opened.
-const WIDTHS: [f64; 12] = [6.0, 24.0, 18.0, 28.0, 14.0, 9.0, 16.0, 16.0, 40.0, 9.0, 22.0, 22.0];
+const WIDTHS: [f64; 12] = [
+    6.0, 24.0, 18.0, 28.0, 14.0, 9.0, 16.0, 16.0, 40.0, 9.0, 22.0, 22.0,
+];
 /// The amount column (0-based), shared by payout lines and totals rows.
 const AMOUNT_COL: u16 = 4;
 
@@ -120,7 +122,13 @@ pub fn workbook(store: &Store, run_id: i64, language: ReportLanguage) -> Result<
         ReportLanguage::En => "Summary",
         ReportLanguage::Fr => "Synthèse",
     })?;
-    write_summary(summary, &store.totals(run_id)?, language, &bold, &mut format_of)?;
+    write_summary(
+        summary,
+        &store.totals(run_id)?,
+        language,
+        &bold,
+        &mut format_of,
+    )?;
     book.save_to_buffer().context("cannot build the workbook")
 }
 

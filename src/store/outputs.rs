@@ -100,7 +100,8 @@ mod tests {
         let path = dir.path().join("old.db");
         {
             let conn = rusqlite::Connection::open(&path).unwrap();
-            conn.execute_batch(super::super::schema::MIGRATIONS[0]).unwrap();
+            conn.execute_batch(super::super::schema::MIGRATIONS[0])
+                .unwrap();
             conn.execute_batch(&format!(
                 "PRAGMA user_version = 1; PRAGMA application_id = {};",
                 super::super::APPLICATION_ID
