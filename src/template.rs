@@ -178,11 +178,8 @@ pub fn config_toml(lang: ReportLanguage) -> String {
          [columns]\n",
     );
     for col in TEMPLATE_COLS {
-        match (lang, french(col)) {
-            (ReportLanguage::Fr, Some(h)) => {
-                let _ = writeln!(t, "{} = {}", quoted(h), quoted(col.name()));
-            }
-            _ => {}
+        if let (ReportLanguage::Fr, Some(h)) = (lang, french(col)) {
+            let _ = writeln!(t, "{} = {}", quoted(h), quoted(col.name()));
         }
     }
     if lang == ReportLanguage::En {

@@ -75,7 +75,7 @@ fn a_semicolon_payroll_with_a_bom_gets_a_semicolon_report_with_a_bom() {
     );
     let mut r = csv::ReaderBuilder::new()
         .delimiter(b';')
-        .from_reader(report[BOM.len()..].as_bytes());
+        .from_reader(&report.as_bytes()[BOM.len()..]);
     let rows: Vec<_> = r.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 3);
     assert!(rows.iter().all(|r| &r[6] == "executed"), "{rows:?}");
@@ -174,7 +174,7 @@ fn reconcile_rewrites_the_report_so_a_settled_payout_is_not_unknown() {
         assert!(body.starts_with(BOM), "the rewrite keeps the BOM");
         let mut r = csv::ReaderBuilder::new()
             .delimiter(b';')
-            .from_reader(body[BOM.len()..].as_bytes());
+            .from_reader(&body.as_bytes()[BOM.len()..]);
         r.records().map(Result::unwrap).collect::<Vec<_>>()
     };
     let rows = read(&w);
