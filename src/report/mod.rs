@@ -20,7 +20,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 pub use style::ReportStyle;
 
-/// The report's header, fixed: reconciliation scripts key on it.
+/// The report's header in its default language, fixed: reconciliation
+/// scripts key on it (`report_language = "fr"` gives people French names).
 pub const REPORT_HEADER: [&str; 12] = [
     "row",
     "transaction_id",
