@@ -307,6 +307,22 @@ fn an_output_that_is_an_input_is_refused_before_anything_is_written() {
     let out = w.run(&rej, &sb.base_url(), &[]);
     assert_eq!(code(&out), 1, "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&rej).unwrap(), body);
+    // `payrun report --out` on the database or on the run's payroll.
+    let good = w.write("good.csv", &payroll(1, |i| account(i + 50)));
+    let out = w.run(&good, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let good_text = std::fs::read_to_string(&good).unwrap();
+    let db = w.db().display().to_string();
+    for target in [good.display().to_string(), db.clone()] {
+        let out = payrun(w.dir.path(), &["report", "--db", &db, "--out", &target]);
+        assert_eq!(code(&out), 1, "{target}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("refusing"),
+            "{}",
+            text(&out)
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&good).unwrap(), good_text);
     // `validate --rejected` on the payroll.
     let out = payrun(
         w.dir.path(),

@@ -43,6 +43,15 @@ pub fn command(args: ReportArgs) -> Result<Exit> {
             .latest_run()?
             .with_context(|| format!("no runs in {}", args.db.display()))?,
     };
+    // The run's payroll too, now that the run is known (its path as
+    // recorded, from where the run was started).
+    crate::report::guard::refuse_overwrite(
+        &[
+            ("report", args.out.as_path()),
+            ("summary", summary.as_path()),
+        ],
+        &[("payroll", std::path::Path::new(&run.file_path))],
+    )?;
     // The run's recorded conventions (delimiter, BOM, language), if any.
     let style = match store.report_target(run.id)? {
         Some(t) => crate::report::ReportStyle {
