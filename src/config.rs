@@ -119,6 +119,19 @@ pub enum AmountUnit {
     Minor,
 }
 
+// ---- report keys: `report_language` -----------------------------------------
+
+/// The language of the headers of reports and approval pages. English by
+/// default; French for the French-speaking payroll offices payrun serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ReportLanguage {
+    #[default]
+    En,
+    Fr,
+}
+// ---- end of report keys ----------------------------------------------------
+
 /// Sender details sent with every payout unless a row overrides them: the
 /// same struct as a row's overrides.
 pub type SenderConfig = crate::payout::SenderOverride;
@@ -188,6 +201,9 @@ pub struct Config {
     /// Requests one payout may use across all runs before an initiation
     /// that never gets a final answer is set aside (`set_aside`).
     pub max_attempts_total: Option<u32>,
+    // --- report keys: spreadsheet-ready outputs (README, "The report") ---
+    /// The language of the report's and the approval page's headers.
+    pub report_language: Option<ReportLanguage>,
 }
 
 impl Config {
@@ -295,6 +311,9 @@ impl Config {
     }
     pub fn amount_unit(&self) -> AmountUnit {
         self.amount_unit.unwrap_or_default()
+    }
+    pub fn report_language(&self) -> ReportLanguage {
+        self.report_language.unwrap_or_default()
     }
 }
 

@@ -27,6 +27,7 @@ pub mod engine;
 pub mod reconcile;
 pub mod report;
 pub mod store;
+pub mod template;
 
 // The command line: the only layer that prints or exits.
 pub mod cmd;

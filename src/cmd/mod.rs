@@ -5,12 +5,15 @@
 //! `main.rs`) prints, builds the async runtime, installs signal handlers,
 //! sets up logging or exits the process.
 
+pub mod help;
+pub mod init;
 pub mod pay;
 pub mod reconcile;
 pub mod report;
 pub mod run;
 pub mod sandbox;
 pub mod status;
+pub mod summary;
 pub mod validate;
 
 use crate::exit::Exit;
@@ -21,7 +24,10 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "payrun",
     version,
-    about = "Batch payout processor: validates a payroll file, pays every row exactly once through the provider's two-step payout API, survives crashes, and writes a reconciliation report."
+    about = "Batch payout processor: validates a payroll file, pays every row exactly once through the provider's two-step payout API, survives crashes, and writes a reconciliation report.",
+    after_help = "Start with `payrun init`, then `payrun run FILE --sandbox` to rehearse.\n\
+                  The API key comes from PAYRUN_API_KEY (or `api_key_file`), never a flag.\n\
+                  Exit codes: 0 done; 1 could not proceed; 2 rows rejected, nothing sent; 3 finished with payouts not executed."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -34,8 +40,12 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Validate, import and pay a payroll file (resumes an interrupted run).
     Run(run::RunArgs),
+    /// Write a commented payrun.toml and a template payroll, or the [columns] table of a file.
+    Init(init::InitArgs),
     /// Show the runs in a database: counts per state and totals per currency.
     Status(status::StatusArgs),
+    /// A run at a glance, and its printable approval page (--html).
+    Summary(summary::SummaryArgs),
     /// Write the reconciliation report of a run again.
     Report(report::ReportArgs),
     /// List and resolve payouts whose outcome is unknown.
@@ -51,7 +61,9 @@ pub fn run(cli: Cli) -> Result<Exit> {
     match cli.command {
         Command::Validate(args) => validate::command(args),
         Command::Run(args) => run::command(args),
+        Command::Init(args) => init::command(args),
         Command::Status(args) => status::command(args),
+        Command::Summary(args) => summary::command(args),
         Command::Report(args) => report::command(args),
         Command::Reconcile(args) => reconcile::command(args),
         Command::Sandbox(args) => sandbox::command(args),

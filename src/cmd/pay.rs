@@ -21,6 +21,7 @@ pub enum Format {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = super::help::PAY)]
 pub struct PayArgs {
     /// The payment request as JSON (a file, or - for standard input). Card
     /// data is never accepted as a flag: flags land in shell history.

@@ -14,10 +14,12 @@ use crate::provider::Client;
 use crate::reconcile::guard;
 use crate::store::{RunLock, Store, Unresolved};
 use anyhow::{Context, Result, bail};
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = super::help::RECONCILE)]
 pub struct ReconcileArgs {
     /// The checkpoint database.
     #[arg(long, default_value = DEFAULT_DB)]
@@ -77,17 +79,22 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
     let mut store = Store::open(&args.db)?;
     let mut out = std::io::stdout().lock();
     if args.audit {
-        writeln!(
-            out,
-            "run,transaction_id,at,action,from_state,to_state,reason"
-        )?;
-        for (run, [tx, at, action, from, to, reason]) in lib::audit(&store, args.run)? {
-            writeln!(
-                out,
-                "{run},{tx},{at},{action},{from},{to},{}",
-                safe_cell(&reason).replace(',', ";")
-            )?;
+        let mut csv = csv::Writer::from_writer(&mut out);
+        csv.write_record([
+            "run",
+            "transaction_id",
+            "at",
+            "action",
+            "from_state",
+            "to_state",
+            "reason",
+        ])?;
+        for (run, line) in lib::audit(&store, args.run)? {
+            let mut record = vec![run.to_string()];
+            record.extend(line.iter().map(|cell| safe_cell(cell).into_owned()));
+            csv.write_record(&record)?;
         }
+        csv.flush()?;
         return Ok(Exit::Ok);
     }
     if let Some(mark) = args.mark {
@@ -96,6 +103,7 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
             Mark::Failed => Verdict::Failed,
         };
         let reason = args.reason.clone().unwrap_or_default();
+        let runs = runs_of(&store, &args.ids)?;
         let mut write_error = None;
         lib::mark(&mut store, &args.ids, verdict, &reason, |id, to| {
             if let Err(e) = writeln!(out, "{id}: unknown -> {to} ({})", reason.trim()) {
@@ -105,6 +113,7 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
         if let Some(e) = write_error {
             return Err(e.into());
         }
+        rewrite_reports(&store, runs);
         return Ok(Exit::Ok);
     }
     if let Some(path) = &args.statement {
@@ -223,36 +232,69 @@ fn list_open(store: &Store, run: Option<i64>, out: &mut impl Write) -> Result<Ex
         writeln!(out, "no unknown payouts, nothing open")?;
         return Ok(Exit::Ok);
     }
-    writeln!(
-        out,
-        "run,row,transaction_id,state,account_id,amount,currency,what_to_do"
-    )?;
+    let mut csv = csv::Writer::from_writer(&mut *out);
+    csv.write_record([
+        "run",
+        "row",
+        "transaction_id",
+        "state",
+        "account_id",
+        "amount",
+        "currency",
+        "what_to_do",
+    ])?;
     for p in &open {
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{}",
-            p.run_id,
-            p.row,
-            safe_cell(&p.transaction_id),
-            p.state,
-            safe_cell(&p.account_id),
-            p.wire_amount,
-            safe_cell(&p.currency),
-            guard::advice(p.state).replace(',', ";")
-        )?;
+        csv.write_record([
+            p.run_id.to_string(),
+            p.row.to_string(),
+            safe_cell(&p.transaction_id).into_owned(),
+            p.state.to_string(),
+            safe_cell(&p.account_id).into_owned(),
+            p.wire_amount.to_string(),
+            safe_cell(&p.currency).into_owned(),
+            guard::advice(p.state).to_string(),
+        ])?;
     }
+    csv.flush()?;
+    drop(csv);
     let mut by_state = std::collections::BTreeMap::new();
     for p in &open {
         *by_state.entry(p.state).or_insert(0u64) += 1;
     }
     let counts: Vec<String> = by_state.iter().map(|(s, n)| format!("{n} {s}")).collect();
-    writeln!(
-        out,
-        "{} payout(s) not final: {}",
-        open.len(),
-        counts.join(", ")
-    )?;
+    // The summary goes to stderr: stdout stays one CSV table for scripts.
+    eprintln!("{} payout(s) not final: {}", open.len(), counts.join(", "));
     Ok(Exit::Incomplete)
+}
+
+/// The runs the payouts `ids` belong to (ids not found are left to
+/// `mark`, which names them).
+fn runs_of(store: &Store, ids: &[String]) -> Result<BTreeSet<i64>> {
+    let mut runs = BTreeSet::new();
+    for id in ids {
+        if let Some(p) = store.payout_by_transaction_id(id)? {
+            runs.insert(p.run_id);
+        }
+    }
+    Ok(runs)
+}
+
+/// Writes each run's recorded report again, so it never says `unknown` for
+/// a payout just settled. The settlement is already committed: a report
+/// that cannot be written is a warning naming the command that retries it.
+fn rewrite_reports(store: &Store, runs: BTreeSet<i64>) {
+    for run in runs {
+        match crate::report::rewrite_recorded(store, run) {
+            Ok(Some(path)) => eprintln!("report of run {run} updated: {}", path.display()),
+            Ok(None) => eprintln!(
+                "run {run} has no recorded report; write one with `payrun report --run {run} --out report.csv`"
+            ),
+            Err(e) => eprintln!(
+                "payrun: warning: the report of run {run} could not be updated ({e:#}); \
+                 write it again with `payrun report --run {run} --out PATH`"
+            ),
+        }
+    }
 }
 
 fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) -> Result<Exit> {
@@ -275,6 +317,7 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
     if !refused.is_empty() {
         bail!("nothing was re-sent:\n  {}", refused.join("\n  "));
     }
+    let runs: BTreeSet<i64> = unresolved.iter().map(|u| u.run_id).collect();
     let rt = runtime(Some(1))?;
     let mut out = std::io::stdout().lock();
     let mut write_error = None;
@@ -295,5 +338,6 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
     if let Some(e) = write_error {
         return Err(e.into());
     }
+    rewrite_reports(store, runs);
     Ok(Exit::complete_if(left == 0))
 }

@@ -3,12 +3,13 @@
 
 use crate::config::DEFAULT_DB;
 use crate::exit::Exit;
-use crate::report::write_report;
+use crate::report::write_report_styled;
 use crate::store::{Store, Totals};
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = super::help::REPORT)]
 pub struct ReportArgs {
     /// The checkpoint database.
     #[arg(long, default_value = DEFAULT_DB)]
@@ -25,6 +26,14 @@ pub fn command(args: ReportArgs) -> Result<Exit> {
     if !args.db.exists() {
         bail!("no database at {}; pass --db", args.db.display());
     }
+    let summary = crate::report::summary_path(&args.out);
+    crate::report::guard::refuse_overwrite(
+        &[
+            ("report", args.out.as_path()),
+            ("summary", summary.as_path()),
+        ],
+        &[("database", args.db.as_path())],
+    )?;
     let store = Store::open(&args.db)?;
     let run = match args.run {
         Some(id) => store
@@ -34,7 +43,25 @@ pub fn command(args: ReportArgs) -> Result<Exit> {
             .latest_run()?
             .with_context(|| format!("no runs in {}", args.db.display()))?,
     };
-    let totals = write_report(&store, run.id, &args.out)?;
+    // The run's payroll too, now that the run is known (its path as
+    // recorded, from where the run was started).
+    crate::report::guard::refuse_overwrite(
+        &[
+            ("report", args.out.as_path()),
+            ("summary", summary.as_path()),
+        ],
+        &[("payroll", std::path::Path::new(&run.file_path))],
+    )?;
+    // The run's recorded conventions (delimiter, BOM, language), if any.
+    let style = match store.report_target(run.id)? {
+        Some(t) => crate::report::ReportStyle {
+            delimiter: t.delimiter,
+            bom: t.bom,
+            language: crate::report::style::language_from_name(&t.language),
+        },
+        None => crate::report::ReportStyle::default(),
+    };
+    let totals = write_report_styled(&store, run.id, &args.out, &style)?;
     show_summary(&totals);
     eprintln!("report of run {}: {}", run.id, args.out.display());
     Ok(Exit::Ok)

@@ -22,6 +22,7 @@ use std::path::PathBuf;
 const RUN_WORKERS: usize = 1;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = super::help::RUN)]
 pub struct RunArgs {
     /// The payroll file (CSV, or a workbook where supported).
     pub file: PathBuf,
@@ -128,6 +129,7 @@ pub fn command(args: RunArgs) -> Result<Exit> {
     let rt = runtime(Some(RUN_WORKERS))?;
     rt.block_on(async {
         let settings = settings(&args, cfg)?;
+        refuse_overwrites(&settings)?;
         let shutdown = watch_signals(args.quiet)?;
         let progress = if args.quiet {
             ProgressTarget::Hidden
@@ -145,6 +147,29 @@ pub fn command(args: RunArgs) -> Result<Exit> {
         let outcome = engine::run(&settings, progress, shutdown, &notify).await?;
         show_outcome(outcome, args.quiet)
     })
+}
+
+/// Refuses, before anything is written, a report (or a file written beside
+/// it) that would overwrite the payroll, the database or the config.
+fn refuse_overwrites(settings: &Settings) -> Result<()> {
+    use crate::engine::import::sibling;
+    use crate::report::{guard, html::APPROVAL_FILE, summary_path};
+    let rejected = sibling(&settings.report, "rejected.csv");
+    let summary = summary_path(&settings.report);
+    let approval = sibling(&settings.report, APPROVAL_FILE);
+    guard::refuse_overwrite(
+        &[
+            ("report", settings.report.as_path()),
+            ("rejected rows", rejected.as_path()),
+            ("summary", summary.as_path()),
+            ("approval page", approval.as_path()),
+        ],
+        &[
+            ("payroll", settings.file.as_path()),
+            ("database", settings.db.as_path()),
+        ],
+    )?;
+    Ok(())
 }
 
 /// The first Ctrl-C (or SIGTERM) asks the engine to stop after the calls in

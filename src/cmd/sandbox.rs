@@ -15,6 +15,7 @@ use tokio::net::TcpListener;
 
 /// `payrun sandbox` flags.
 #[derive(Debug, clap::Args)]
+#[command(after_help = super::help::SANDBOX)]
 pub struct SandboxArgs {
     /// Address to listen on (`127.0.0.1:0` picks a free port).
     #[arg(long, default_value = "127.0.0.1:8080")]

@@ -1,7 +1,7 @@
 //! `payrun status`: the runs in a database, with counts per state and
 //! totals per currency, on standard output.
 
-use crate::config::DEFAULT_DB;
+use crate::config::{DEFAULT_DB, DEFAULT_SANDBOX_DB};
 use crate::exit::Exit;
 use crate::store::Store;
 use anyhow::{Result, bail};
@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = super::help::STATUS)]
 pub struct StatusArgs {
     /// The checkpoint database.
     #[arg(long, default_value = DEFAULT_DB)]
@@ -16,12 +17,24 @@ pub struct StatusArgs {
 }
 
 pub fn command(args: StatusArgs) -> Result<Exit> {
+    // Where the database is, said plainly: the first question after a
+    // Quick start is "which file is it reading?".
+    let shown = std::path::absolute(&args.db).unwrap_or_else(|_| args.db.clone());
     if !args.db.exists() {
-        bail!("no database at {}; pass --db", args.db.display());
+        let sandbox = std::path::Path::new(DEFAULT_SANDBOX_DB);
+        if sandbox.exists() && !crate::report::guard::same_file(sandbox, &args.db) {
+            bail!(
+                "no database at {}; the sandbox rehearsals are in {DEFAULT_SANDBOX_DB}: \
+                 `payrun status --db {DEFAULT_SANDBOX_DB}`",
+                shown.display()
+            );
+        }
+        bail!("no database at {}; pass --db", shown.display());
     }
     let store = Store::open(&args.db)?;
     let runs = store.runs()?;
     let mut out = std::io::stdout().lock();
+    writeln!(out, "database: {}", shown.display())?;
     if runs.is_empty() {
         writeln!(out, "no runs in {}", args.db.display())?;
     }

@@ -17,6 +17,7 @@ pub enum Format {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = super::help::VALIDATE)]
 pub struct ValidateArgs {
     /// The payroll file: CSV (`,` or `;`, UTF-8), or a workbook (.xlsx, .xls, .ods).
     pub file: PathBuf,
@@ -53,6 +54,12 @@ struct JsonOutput<'a> {
 
 pub fn command(args: ValidateArgs) -> Result<Exit> {
     let cfg = Config::load(args.config.as_deref())?;
+    if let Some(rejected) = &args.rejected {
+        crate::report::guard::refuse_overwrite(
+            &[("rejected rows", rejected.as_path())],
+            &[("payroll", args.file.as_path())],
+        )?;
+    }
     let opts = ScanOptions {
         sheet: args.sheet.clone(),
         rejected_path: args.rejected.clone(),

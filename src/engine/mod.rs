@@ -247,11 +247,15 @@ pub async fn run(
     if decide::run_settled(|s| counts.get(&s).copied().unwrap_or(0)) && stats.stop.is_none() {
         store.mark_finished(run.id)?;
     }
-    let totals = report::write_report(&store, run.id, &settings.report)?;
+    let style = report::ReportStyle::of_input(&settings.file, settings.config.report_language());
+    let totals = report::write_and_record(&mut store, run.id, &settings.report, &style)?;
     let approval = if settings.engine.initiate_only {
         let control = approval::control_totals(&totals);
         let path = import::sibling(&settings.report, approval::APPROVAL_FILE);
         approval::write_approval(&path, &control)?;
+        // The page a manager approves before anything is executed.
+        let page = import::sibling(&settings.report, report::html::APPROVAL_FILE);
+        report::html::write_approval(&store, run.id, &page)?;
         Some((path, control))
     } else {
         None

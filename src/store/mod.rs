@@ -35,6 +35,7 @@
 //! - [`resolve`]: an operator's decision on a payout, with its audit line;
 //! - [`booked`]: payouts as sent, for matching a provider's statement;
 //! - [`lock`]: one run at a time per database file;
+//! - [`outputs`]: where a run's report was written, to write it again;
 //! - [`sql`]: SQL fragments and row mappers shared by the others.
 
 mod apply;
@@ -42,6 +43,7 @@ mod booked;
 mod import;
 mod lock;
 mod open;
+mod outputs;
 mod reads;
 mod resolve;
 mod schema;
@@ -52,6 +54,7 @@ mod writer;
 pub use apply::WriteError;
 pub use import::{DuplicateIds, Import, ImportError};
 pub use lock::RunLock;
+pub use outputs::ReportTarget;
 pub use schema::APPLICATION_ID;
 pub use types::{NewRun, ReportRow, RunInfo, Tally, Totals, Transition, Unresolved, Work};
 pub use writer::{Writer, WriterThread};

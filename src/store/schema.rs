@@ -12,7 +12,8 @@ pub const APPLICATION_ID: i32 = 0x5041_5952;
 
 /// Append-only: never edit a released entry, only add new ones. Entry `i`
 /// moves the schema from `user_version = i` to `i + 1`.
-pub(super) const MIGRATIONS: &[&str] = &[r#"
+pub(super) const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id            INTEGER PRIMARY KEY,
     identity      TEXT NOT NULL UNIQUE,   -- sha256(file bytes [+ label])
@@ -70,7 +71,19 @@ CREATE TABLE audit (
     to_state   TEXT NOT NULL,
     reason     TEXT NOT NULL
 );
-"#];
+"#,
+    // Report outputs: where a run's report was last written and in which
+    // style, so `payrun reconcile` can write it again after a change.
+    r#"
+CREATE TABLE run_reports (
+    run_id    INTEGER PRIMARY KEY REFERENCES runs(id),
+    path      TEXT NOT NULL,
+    delimiter TEXT NOT NULL,
+    bom       INTEGER NOT NULL,
+    language  TEXT NOT NULL
+);
+"#,
+];
 
 /// The schema version this payrun writes and understands.
 pub(super) fn current_version() -> i64 {

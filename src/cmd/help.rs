@@ -1,0 +1,96 @@
+//! The text after each subcommand's `--help` options: an example, where
+//! the API key comes from, and what the exit codes mean for that command.
+//! Kept in one file so the wording stays consistent across commands (the
+//! README's "Exit codes" table says the same).
+
+pub const VALIDATE: &str = "\
+Example:
+  payrun validate payroll.csv --rejected rejected.csv
+
+Sends nothing and needs no API key (PAYRUN_API_KEY is not used).
+
+Exit codes: 0 every row is valid; 1 the file could not be validated at all
+(unreadable, missing column, bad config); 2 some rows were rejected.";
+
+pub const RUN: &str = "\
+Examples:
+  payrun run samples/payroll.csv --sandbox            # rehearse, no money moves
+  payrun run payroll.csv --initiate-only              # initiate, write approval.html
+  PAYRUN_API_KEY=... payrun run payroll.csv           # pay (resumes if interrupted)
+
+The API key comes from PAYRUN_API_KEY or the file named by `api_key_file` in
+payrun.toml, never from a flag.
+
+Exit codes: 0 every payout executed (with --initiate-only: initiated); 1 the
+run could not proceed or stopped early and can be resumed (config, key
+refused, provider unreachable, Ctrl-C); 2 rows rejected or transaction ids
+already used, nothing sent; 3 finished with payouts not executed (see the
+report).";
+
+pub const STATUS: &str = "\
+Example:
+  payrun status --db payrun.db
+
+Reads the database only; needs no API key (PAYRUN_API_KEY is not used).
+
+Exit codes: 0 done; 1 no database or an unreadable one.";
+
+pub const REPORT: &str = "\
+Examples:
+  payrun report --run 3 --out report.csv
+  payrun report --out report.xlsx                     # a workbook
+
+Reads the database only; needs no API key (PAYRUN_API_KEY is not used).
+
+Exit codes: 0 done; 1 no database, no such run, or an output that would
+overwrite the database.";
+
+pub const RECONCILE: &str = "\
+Examples:
+  payrun reconcile                                    # list unknown payouts (CSV)
+  PAYRUN_API_KEY=... payrun reconcile --resend
+  payrun reconcile --mark executed tx-42 --reason \"statement of 2026-05-31\"
+  payrun reconcile --audit > audit.csv
+
+--resend needs the API key: PAYRUN_API_KEY or `api_key_file` in payrun.toml.
+After a change the run's report is written again.
+
+Exit codes: 0 nothing left unknown, or the mark was recorded; 1 an error
+(no database, lock held, payout not unknown, no reason, key refused);
+3 unknown payouts remain.";
+
+pub const SUMMARY: &str = "\
+Example:
+  payrun summary 3 --html approval.html
+
+Reads the database only; needs no API key (PAYRUN_API_KEY is not used).
+
+Exit codes: 0 done; 1 no database, no such run, or an output that would
+overwrite the database.";
+
+pub const INIT: &str = "\
+Examples:
+  payrun init --lang fr                 # payrun.toml, payroll-template.csv/.xlsx
+  payrun init --from export.csv         # the [columns] table for its headers
+
+Never overwrites a file. The API key is not written anywhere: set
+PAYRUN_API_KEY or `api_key_file`.
+
+Exit codes: 0 done; 1 a file exists already, or the input cannot be read.";
+
+pub const SANDBOX: &str = "\
+Example:
+  payrun sandbox --listen 127.0.0.1:8080
+
+Prints the test API key it accepts; clients send it as PAYRUN_API_KEY.
+
+Exit codes: 0 stopped by Ctrl-C or SIGTERM; 1 it could not start.";
+
+pub const PAY: &str = "\
+Example:
+  payrun pay --request card.json --base-url http://127.0.0.1:8080
+
+The API key comes from PAYRUN_API_KEY or `api_key_file` in payrun.toml.
+
+Exit codes: 0 requires_3ds or paid; 1 not sent, unauthorized, rate limited,
+or payrun could not proceed; 2 invalid, nothing sent; 3 refused or unknown.";

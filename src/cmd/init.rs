@@ -1,0 +1,84 @@
+//! `payrun init`: getting started. Writes a commented `payrun.toml` and a
+//! template payroll (CSV and `.xlsx`, English or French headers) into a
+//! directory, never overwriting a file; or, given an existing payroll with
+//! `--from`, prints the `[columns]` table for its headers.
+
+use crate::config::ReportLanguage;
+use crate::exit::Exit;
+use crate::template;
+use anyhow::{Context, Result, bail};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// The files `payrun init` writes, in the target directory.
+const CONFIG_FILE: &str = "payrun.toml";
+const TEMPLATE_CSV: &str = "payroll-template.csv";
+const TEMPLATE_XLSX: &str = "payroll-template.xlsx";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = super::help::INIT)]
+pub struct InitArgs {
+    /// Language of the template's headers and of reports.
+    #[arg(long, value_enum, default_value = "en")]
+    pub lang: ReportLanguage,
+    /// Print the `[columns]` table for this payroll's headers instead.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// Worksheet to read, with --from on a workbook.
+    #[arg(long, requires = "from")]
+    pub sheet: Option<String>,
+    /// Where to write the files.
+    #[arg(long, default_value = ".", conflicts_with = "from")]
+    pub dir: PathBuf,
+}
+
+pub fn command(args: InitArgs) -> Result<Exit> {
+    if let Some(file) = &args.from {
+        let source = crate::input::open(file, args.sheet.as_deref(), None)?;
+        let headers: Vec<String> = source.header().fields.iter().map(String::from).collect();
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "# Paste into payrun.toml; then check with `payrun validate {}`.",
+            file.display()
+        )?;
+        out.write_all(template::columns_table(&headers).as_bytes())?;
+        return Ok(Exit::Ok);
+    }
+    let files: [(&str, Vec<u8>); 3] = [
+        (CONFIG_FILE, template::config_toml(args.lang).into_bytes()),
+        (TEMPLATE_CSV, template::payroll_csv(args.lang)?.into_bytes()),
+        (TEMPLATE_XLSX, template::payroll_xlsx(args.lang)?),
+    ];
+    let existing: Vec<String> = files
+        .iter()
+        .map(|(name, _)| args.dir.join(name))
+        .filter(|p| p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+    if !existing.is_empty() {
+        bail!(
+            "{} already exist(s); payrun init never overwrites a file: move it or use --dir",
+            existing.join(", ")
+        );
+    }
+    std::fs::create_dir_all(&args.dir)
+        .with_context(|| format!("cannot create {}", args.dir.display()))?;
+    for (name, bytes) in &files {
+        let path = args.dir.join(name);
+        // create_new: a file that appeared since the check is not replaced.
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        f.write_all(bytes)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    eprintln!(
+        "next: fill {TEMPLATE_CSV} (or the .xlsx), then `payrun validate {TEMPLATE_CSV}` and \
+         `payrun run {TEMPLATE_CSV} --sandbox` to rehearse"
+    );
+    Ok(Exit::Ok)
+}

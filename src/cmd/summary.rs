@@ -1,0 +1,72 @@
+//! `payrun summary`: a run at a glance for whoever approves it — counts and
+//! totals per currency on standard output, and with `--html FILE` the
+//! printable approval page (`report::html`).
+
+use crate::config::DEFAULT_DB;
+use crate::exit::Exit;
+use crate::report::{guard, html};
+use crate::store::Store;
+use anyhow::{Context, Result, bail};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = super::help::SUMMARY)]
+pub struct SummaryArgs {
+    /// The run (default: the latest).
+    pub run: Option<i64>,
+    /// Write the approval page (self-contained HTML, printable) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// The checkpoint database.
+    #[arg(long, default_value = DEFAULT_DB)]
+    pub db: PathBuf,
+}
+
+pub fn command(args: SummaryArgs) -> Result<Exit> {
+    if !args.db.exists() {
+        bail!("no database at {}; pass --db", args.db.display());
+    }
+    if let Some(page) = &args.html {
+        guard::refuse_overwrite(
+            &[("approval page", page.as_path())],
+            &[("database", args.db.as_path())],
+        )?;
+    }
+    let store = Store::open(&args.db)?;
+    let run = match args.run {
+        Some(id) => id,
+        None => {
+            store
+                .latest_run()?
+                .with_context(|| format!("no runs in {}", args.db.display()))?
+                .id
+        }
+    };
+    let page = html::gather(&store, run)?
+        .with_context(|| format!("no run {run} in {}", args.db.display()))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "run {}  {}  sha256 {}  {} rows ({} rejected)",
+        page.run.id,
+        page.run.file_path,
+        page.run.file_sha256,
+        page.run.rows_total,
+        page.run.rows_rejected
+    )?;
+    for (currency, states) in &page.totals {
+        let count: u64 = states.values().map(|t| t.count).sum();
+        let total: rust_decimal::Decimal = states.values().map(|t| t.total).sum();
+        writeln!(out, "  {currency}: {count} payout(s), total {total}")?;
+    }
+    for n in &page.notices {
+        writeln!(out, "  notice: {n}")?;
+    }
+    out.flush()?;
+    if let Some(path) = &args.html {
+        html::write_approval(&store, run, path)?;
+        eprintln!("approval page of run {run}: {}", path.display());
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,249 @@
+//! The approval page (`payrun summary RUN --html FILE`, and `approval.html`
+//! beside the report after `--initiate-only`): one self-contained HTML file
+//! a manager can read and print before money moves — the run, the file and
+//! its SHA-256, counts and totals per currency, every beneficiary with the
+//! amount, and the notices (rejected rows, unknown payouts, other runs of a
+//! file of the same name). No script, no external resource: it renders the
+//! same offline, in a mail client or on paper. Every value is escaped.
+
+use crate::machine::State;
+use crate::store::{ReportRow, RunInfo, Store, Totals};
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The page's name beside the report after `--initiate-only`.
+pub const APPROVAL_FILE: &str = "approval.html";
+
+/// Everything the page shows, gathered from the store.
+#[derive(Debug, Clone)]
+pub struct ApprovalPage {
+    pub run: RunInfo,
+    pub counts: BTreeMap<State, u64>,
+    pub totals: Totals,
+    pub rows: Vec<ReportRow>,
+    pub notices: Vec<String>,
+}
+
+/// HTML-escapes text for element content and quoted attributes.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Reads what the page of `run_id` shows.
+pub fn gather(store: &Store, run_id: i64) -> Result<Option<ApprovalPage>> {
+    let Some(run) = store.run(run_id)? else {
+        return Ok(None);
+    };
+    let mut rows = Vec::new();
+    store.for_each_report_row(run_id, |r| {
+        rows.push(r.clone());
+        Ok(())
+    })?;
+    let counts = store.state_counts(run_id)?;
+    let mut notices = Vec::new();
+    let rejected = rows.iter().filter(|r| r.state == State::Rejected.as_str());
+    for r in rejected {
+        notices.push(format!("row {} rejected: {}", r.row, r.provider_message));
+    }
+    let unknown = counts.get(&State::Unknown).copied().unwrap_or(0);
+    if unknown > 0 {
+        notices.push(format!(
+            "{unknown} payout(s) have an unknown outcome: settle them with `payrun reconcile` before paying again"
+        ));
+    }
+    let name = Path::new(&run.file_path).file_name();
+    for other in store.runs()? {
+        if other.id != run.id && Path::new(&other.file_path).file_name() == name {
+            notices.push(format!(
+                "run {} of a file of the same name ({}, {}, {}) is also in this database: check this is not the same payroll again",
+                other.id,
+                other.file_path,
+                other.created_at,
+                if other.finished_at.is_some() { "finished" } else { "unfinished" }
+            ));
+        }
+    }
+    Ok(Some(ApprovalPage {
+        totals: store.totals(run_id)?,
+        run,
+        counts,
+        rows,
+        notices,
+    }))
+}
+
+/// Printable, quiet styles: black on white, tables that break across pages
+/// with their header repeated.
+const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#111}\
+h1{font-size:1.5em;margin:0 0 .5em}h2{font-size:1.15em;margin:1.5em 0 .5em}\
+table{border-collapse:collapse;width:100%}th,td{border:1px solid #999;padding:.25em .5em;text-align:left}\
+th{background:#eee}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
+code{font-size:.9em;word-break:break-all}.notice{color:#8a4b00}.ok{color:#1d6b1d}\
+.sign{margin-top:3em;display:flex;gap:4em}.sign div{border-top:1px solid #111;padding-top:.3em;width:14em}\
+@media print{body{margin:1cm;font-size:11px}thead{display:table-header-group}tr{page-break-inside:avoid}}";
+
+/// The page as one HTML document.
+pub fn render(p: &ApprovalPage) -> String {
+    let mut h = String::new();
+    let run = &p.run;
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>payrun run {id}: approval</title><style>{CSS}</style></head><body>\n\
+         <h1>Payroll run {id}: approval</h1>\n<table>\
+         <tr><th>File</th><td><code>{file}</code></td></tr>\
+         <tr><th>SHA-256</th><td><code>{sha}</code></td></tr>\
+         <tr><th>Label</th><td>{label}</td></tr>\
+         <tr><th>Provider</th><td>{provider}</td></tr>\
+         <tr><th>Created</th><td>{created}</td></tr>\
+         <tr><th>Rows</th><td>{rows} ({rejected} rejected)</td></tr>\
+         <tr><th>States</th><td>{states}</td></tr></table>\n",
+        id = run.id,
+        file = escape(&run.file_path),
+        sha = escape(&run.file_sha256),
+        label = escape(&run.label),
+        provider = escape(&run.provider),
+        created = escape(&run.created_at),
+        rows = run.rows_total,
+        rejected = run.rows_rejected,
+        states = escape(
+            &p.counts
+                .iter()
+                .map(|(s, n)| format!("{s} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
+    h.push_str("<h2>Totals per currency</h2>\n<table><thead><tr><th>Currency</th><th>Payouts</th><th>Total</th><th>By state</th></tr></thead><tbody>\n");
+    for (currency, states) in &p.totals {
+        let count: u64 = states.values().map(|t| t.count).sum();
+        let total: rust_decimal::Decimal = states.values().map(|t| t.total).sum();
+        let by_state: Vec<String> = states
+            .iter()
+            .map(|(s, t)| format!("{s}: {} ({})", t.count, t.total))
+            .collect();
+        let _ = writeln!(
+            h,
+            "<tr><td>{c}</td><td class=\"n\">{count}</td><td class=\"n total\">{total} {c}</td><td>{b}</td></tr>",
+            c = escape(currency),
+            b = escape(&by_state.join(", "))
+        );
+    }
+    h.push_str("</tbody></table>\n<h2>Notices</h2>\n");
+    if p.notices.is_empty() {
+        h.push_str("<p class=\"ok\">No notices: every row passed validation.</p>\n");
+    } else {
+        h.push_str("<ul>\n");
+        for n in &p.notices {
+            let _ = writeln!(h, "<li class=\"notice\">{}</li>", escape(n));
+        }
+        h.push_str("</ul>\n");
+    }
+    h.push_str("<h2>Beneficiaries</h2>\n<table><thead><tr><th>Row</th><th>Beneficiary</th><th>Account</th><th>Transaction id</th><th>Amount</th><th>State</th></tr></thead><tbody>\n");
+    for r in &p.rows {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td><td class=\"n\">{} {}</td><td>{}</td></tr>",
+            r.row,
+            escape(&r.beneficiary),
+            escape(&r.account_id),
+            escape(&r.transaction_id),
+            escape(&r.amount),
+            escape(&r.currency),
+            escape(&r.state)
+        );
+    }
+    h.push_str(
+        "</tbody></table>\n<div class=\"sign\"><div>Approved by</div><div>Date</div><div>Signature</div></div>\n</body></html>\n",
+    );
+    h
+}
+
+/// Writes the approval page of `run_id` to `path` (whole or not at all).
+/// `false` when there is no such run.
+pub fn write_approval(store: &Store, run_id: i64, path: &Path) -> Result<bool> {
+    let Some(page) = gather(store, run_id)? else {
+        return Ok(false);
+    };
+    let html = render(&page);
+    super::write_atomically(path, |w| {
+        use std::io::Write;
+        Ok(w.write_all(html.as_bytes())?)
+    })?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Tally;
+
+    fn page(name: &str) -> ApprovalPage {
+        let mut totals = Totals::new();
+        totals.entry("XOF".into()).or_default().insert(
+            State::Initiated,
+            Tally {
+                count: 1,
+                total: rust_decimal::Decimal::new(25000, 0),
+            },
+        );
+        ApprovalPage {
+            run: RunInfo {
+                id: 7,
+                identity: "i".into(),
+                file_sha256: "ab12".into(),
+                label: String::new(),
+                file_path: "<payroll>.csv".into(),
+                provider: "sandbox".into(),
+                rows_total: 1,
+                rows_rejected: 0,
+                created_at: "2026-05-31".into(),
+                finished_at: None,
+            },
+            counts: BTreeMap::from([(State::Initiated, 1)]),
+            totals,
+            rows: vec![ReportRow {
+                row: 2,
+                transaction_id: "tx-1".into(),
+                account_id: "2250700000001".into(),
+                beneficiary: name.into(),
+                amount: "25000".into(),
+                currency: "XOF".into(),
+                state: "initiated".into(),
+                provider_code: String::new(),
+                provider_message: String::new(),
+                attempts: 1,
+                initiated_at: String::new(),
+                executed_at: String::new(),
+            }],
+            notices: vec!["a <b>notice</b>".into()],
+        }
+    }
+
+    #[test]
+    fn everything_is_escaped_and_nothing_external_is_loaded() {
+        let html = render(&page("<script>alert('x')</script> & Co"));
+        assert!(!html.contains("<script"), "{html}");
+        assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; Co"));
+        assert!(html.contains("&lt;payroll&gt;.csv"));
+        assert!(html.contains("a &lt;b&gt;notice&lt;/b&gt;"));
+        for external in ["http://", "https://", "src=", "<link", "@import"] {
+            assert!(!html.contains(external), "{external} in the page");
+        }
+        assert!(html.contains("25000 XOF"));
+        assert!(html.contains("ab12"));
+    }
+}

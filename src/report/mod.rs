@@ -1,0 +1,206 @@
+//! The reconciliation report (README, "The report"): `report.csv` with one
+//! line per input row and the per-currency summary `PATH.summary.csv`, each
+//! written whole or not at all. Every CSV cell taken from untrusted text
+//! goes through [`crate::output::safe_cell`].
+//!
+//! Files: `style` (the payroll's delimiter, BOM and the header language),
+//! `xlsx` (the workbook report), `html` (the approval page), `guard`
+//! (refusing an output that would overwrite an input).
+
+pub mod guard;
+pub mod html;
+pub mod style;
+pub mod xlsx;
+
+use crate::output::safe_cell;
+use crate::payout::State;
+use crate::store::{ReportTarget, Store, Totals};
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+pub use style::ReportStyle;
+
+/// The report's header in its default language, fixed: reconciliation
+/// scripts key on it (`report_language = "fr"` gives people French names).
+pub const REPORT_HEADER: [&str; 12] = [
+    "row",
+    "transaction_id",
+    "account_id",
+    "beneficiary",
+    "amount",
+    "currency",
+    "state",
+    "provider_code",
+    "provider_message",
+    "attempts",
+    "initiated_at",
+    "executed_at",
+];
+
+/// `PATH.summary.csv`.
+pub fn summary_path(report: &Path) -> PathBuf {
+    let mut s = report.as_os_str().to_owned();
+    s.push(".summary.csv");
+    PathBuf::from(s)
+}
+
+/// Writes the report and its summary for `run_id` in the default style
+/// (`,`, no BOM, English header) and returns the totals.
+pub fn write_report(store: &Store, run_id: i64, path: &Path) -> Result<Totals> {
+    write_report_styled(store, run_id, path, &ReportStyle::default())
+}
+
+/// Whether `path` asks for a workbook (`.xlsx`, any case).
+pub fn is_workbook(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("xlsx"))
+}
+
+/// Writes the report (a workbook when `path` ends in `.xlsx`, else CSV in
+/// `style`) and its summary `PATH.summary.csv` for `run_id`, each through a
+/// temporary file renamed into place so a reader never sees half a report,
+/// and returns the totals.
+pub fn write_report_styled(
+    store: &Store,
+    run_id: i64,
+    path: &Path,
+    style: &ReportStyle,
+) -> Result<Totals> {
+    if is_workbook(path) {
+        let bytes = xlsx::workbook(store, run_id, style.language)?;
+        write_atomically(path, |w| Ok(w.write_all(&bytes)?))?;
+    } else {
+        write_csv_report(store, run_id, path, style)?;
+    }
+    let totals = store.totals(run_id)?;
+    let rejected = store.run(run_id)?.map(|r| r.rows_rejected).unwrap_or(0);
+    write_atomically(&summary_path(path), |w| {
+        let mut csv = csv_writer(w, style)?;
+        csv.write_record(style::summary_header(style.language))?;
+        for (currency, states) in &totals {
+            for (state, t) in states {
+                csv.write_record([
+                    currency.as_str(),
+                    state.as_str(),
+                    &t.count.to_string(),
+                    &style.amount(&t.total.to_string()),
+                ])?;
+            }
+        }
+        if rejected > 0 {
+            csv.write_record(["", State::Rejected.as_str(), &rejected.to_string(), ""])?;
+        }
+        csv.flush()?;
+        Ok(())
+    })?;
+    Ok(totals)
+}
+
+/// Writes the report and records where and how, so `payrun reconcile` can
+/// write it again after settling a payout.
+pub fn write_and_record(
+    store: &mut Store,
+    run_id: i64,
+    path: &Path,
+    style: &ReportStyle,
+) -> Result<Totals> {
+    let totals = write_report_styled(store, run_id, path, style)?;
+    // Absolute, so a later command from another directory finds it.
+    let recorded = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    store.set_report_target(
+        run_id,
+        &ReportTarget {
+            path: recorded,
+            delimiter: style.delimiter,
+            bom: style.bom,
+            language: style::language_name(style.language).to_string(),
+        },
+    )?;
+    Ok(totals)
+}
+
+/// Writes the recorded report of `run_id` again, in its recorded style.
+/// `None` when the run has no recorded report (runs from before payrun
+/// recorded it, or never reported).
+pub fn rewrite_recorded(store: &Store, run_id: i64) -> Result<Option<PathBuf>> {
+    let Some(t) = store.report_target(run_id)? else {
+        return Ok(None);
+    };
+    let style = ReportStyle {
+        delimiter: t.delimiter,
+        bom: t.bom,
+        language: style::language_from_name(&t.language),
+    };
+    write_report_styled(store, run_id, &t.path, &style)?;
+    Ok(Some(t.path))
+}
+
+/// A CSV writer in `style`: its delimiter, and the BOM first when asked.
+fn csv_writer<W: Write>(mut w: W, style: &ReportStyle) -> Result<csv::Writer<W>> {
+    if style.bom {
+        w.write_all(style::BOM)?;
+    }
+    Ok(csv::WriterBuilder::new()
+        .delimiter(style.delimiter)
+        .from_writer(w))
+}
+
+fn write_csv_report(store: &Store, run_id: i64, path: &Path, style: &ReportStyle) -> Result<()> {
+    write_atomically(path, |w| {
+        let mut csv = csv_writer(w, style)?;
+        csv.write_record(style::report_header(style.language))?;
+        store.for_each_report_row(run_id, |r| {
+            let row = r.row.to_string();
+            let attempts = r.attempts.to_string();
+            csv.write_record([
+                row.as_str(),
+                &safe_cell(&r.transaction_id),
+                &safe_cell(&r.account_id),
+                &safe_cell(&r.beneficiary),
+                &style.amount(&r.amount),
+                &r.currency,
+                &r.state,
+                &safe_cell(&r.provider_code),
+                &safe_cell(&r.provider_message),
+                &attempts,
+                &r.initiated_at,
+                &r.executed_at,
+            ])?;
+            Ok(())
+        })?;
+        csv.flush()?;
+        Ok(())
+    })
+}
+
+/// Writes `path` through `PATH.tmp`, fsynced and renamed into place.
+pub(crate) fn write_atomically(
+    path: &Path,
+    f: impl FnOnce(&mut std::fs::File) -> Result<()>,
+) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let mut file =
+        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    f(&mut file).with_context(|| format!("cannot write {}", tmp.display()))?;
+    file.flush()?;
+    file.sync_all()
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    drop(file);
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_path_is_beside_the_report() {
+        assert_eq!(
+            summary_path(Path::new("/tmp/r/report.csv")),
+            PathBuf::from("/tmp/r/report.csv.summary.csv")
+        );
+    }
+}

@@ -1,0 +1,532 @@
+//! End-to-end tests of what payrun writes for people (issue 18, the
+//! operator's month): spreadsheet-ready reports (the payroll's delimiter
+//! and BOM, `.xlsx` read back with calamine), the approval page (rendered
+//! in a real headless Chromium when it is installed), outputs that would
+//! overwrite an input, reconcile's CSV, `init`, `status` and `--help`.
+
+mod common;
+
+use calamine::{Data, Reader, Xlsx, open_workbook};
+use common::*;
+use payrun::sandbox::SandboxConfig;
+use std::path::Path;
+use std::process::Command;
+
+fn account(i: usize) -> String {
+    format!("22507{:08}", i)
+}
+
+fn payrun(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(dir)
+        .env("PAYRUN_API_KEY", KEY)
+        .env_remove("RUST_LOG")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+const BOM: &str = "\u{feff}";
+
+/// `payrun run FILE` against `base_url` with the test database and the
+/// given report path.
+fn run_to(
+    w: &Work,
+    file: &Path,
+    base_url: &str,
+    report: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env("PAYRUN_API_KEY", KEY)
+        .env_remove("RUST_LOG")
+        .arg("run")
+        .arg(file)
+        .args([
+            "--base-url",
+            base_url,
+            "--report",
+            report,
+            "--quiet",
+            "--db",
+        ])
+        .arg(w.db())
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_semicolon_payroll_with_a_bom_gets_a_semicolon_report_with_a_bom() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let body = format!("{BOM}{}", payroll(3, account).replace(',', ";"));
+    let file = w.write("paie.csv", &body);
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let bytes = std::fs::read(w.report()).unwrap();
+    assert!(bytes.starts_with(BOM.as_bytes()), "no BOM");
+    let report = String::from_utf8(bytes).unwrap();
+    let header = report.lines().next().unwrap();
+    assert!(
+        header.starts_with(&format!("{BOM}row;transaction_id;account_id")),
+        "{header}"
+    );
+    let mut r = csv::ReaderBuilder::new()
+        .delimiter(b';')
+        .from_reader(&report.as_bytes()[BOM.len()..]);
+    let rows: Vec<_> = r.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|r| &r[6] == "executed"), "{rows:?}");
+    let summary = std::fs::read_to_string(w.path("report.csv.summary.csv")).unwrap();
+    assert!(
+        summary.starts_with(&format!("{BOM}currency;state;count;total")),
+        "{summary}"
+    );
+    // A plain comma payroll keeps the plain report.
+    let w2 = Work::new();
+    let file = w2.write("payroll.csv", &payroll(1, |i| account(i + 10)));
+    let out = w2.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let plain = std::fs::read_to_string(w2.report()).unwrap();
+    assert!(plain.starts_with("row,transaction_id,"), "{plain}");
+}
+
+#[test]
+fn an_xlsx_report_keeps_accounts_as_text_amounts_as_numbers_and_totals_per_currency() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    // Two currencies, with an account Excel would show as 2.25E+12.
+    let body = format!(
+        "{HEADER}\n2250701020304,197500,XOF,momo,May,Aïcha,N'Guessan\n\
+         2250505112233,210000,XOF,momo,May,Kouadio,Koffi\n\
+         2330241234567,1250.50,GHS,momo,May,Ama,Mensah\n"
+    );
+    let file = w.write("payroll.csv", &body);
+    let cfg = w.write(
+        "payrun.toml",
+        "report_language = \"fr\"\namount_unit = \"minor\"\n",
+    );
+    let xlsx = w.path("report.xlsx");
+    let out = run_to(
+        &w,
+        &file,
+        &sb.base_url(),
+        xlsx.to_str().unwrap(),
+        &["--config", cfg.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let mut book: Xlsx<_> = open_workbook(&xlsx).unwrap();
+    let names = book.sheet_names();
+    assert_eq!(names, vec!["Rapport".to_string(), "Synthèse".to_string()]);
+    let sheet = book.worksheet_range("Rapport").unwrap();
+    let rows: Vec<Vec<Data>> = sheet.rows().map(|r| r.to_vec()).collect();
+    // French header.
+    assert_eq!(rows[0][2], Data::String("compte".into()));
+    assert_eq!(rows[0][4], Data::String("montant".into()));
+    // Identifiers are text, amounts are numbers.
+    assert_eq!(rows[1][2], Data::String("2250701020304".into()));
+    assert_eq!(rows[1][4], Data::Float(197500.0));
+    assert_eq!(rows[3][4], Data::Float(1250.5));
+    assert_eq!(rows[1][6], Data::String("executed".into()));
+    // One totals row per currency, after a blank line.
+    let totals: Vec<&Vec<Data>> = rows
+        .iter()
+        .filter(|r| matches!(&r[3], Data::String(s) if s.starts_with("total ")))
+        .collect();
+    assert_eq!(totals.len(), 2, "{rows:?}");
+    assert_eq!(totals[0][3], Data::String("total GHS (1 paiements)".into()));
+    assert_eq!(totals[0][4], Data::Float(1250.5));
+    assert_eq!(totals[1][4], Data::Float(407500.0));
+    // Amount cells carry the currency's decimals.
+    let formats = std::process::Command::new("unzip")
+        .args(["-p", xlsx.to_str().unwrap(), "xl/styles.xml"])
+        .output();
+    if let Ok(f) = formats
+        && f.status.success()
+    {
+        let styles = String::from_utf8_lossy(&f.stdout);
+        assert!(
+            styles.contains("#,##0.00") && styles.contains("formatCode=\"#,##0\""),
+            "{styles}"
+        );
+    }
+}
+
+#[test]
+fn reconcile_rewrites_the_report_so_a_settled_payout_is_not_unknown() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let accounts = |i: usize| {
+        if i == 0 {
+            "CI000000000503".to_string()
+        } else {
+            account(i)
+        }
+    };
+    let body = format!("{BOM}{}", payroll(2, accounts).replace(',', ";"));
+    let file = w.write("payroll.csv", &body);
+    let out = w.run(&file, &sb.base_url(), &["--ambiguous", "hold"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let read = |w: &Work| {
+        let body = std::fs::read_to_string(w.report()).unwrap();
+        assert!(body.starts_with(BOM), "the rewrite keeps the BOM");
+        let mut r = csv::ReaderBuilder::new()
+            .delimiter(b';')
+            .from_reader(&body.as_bytes()[BOM.len()..]);
+        r.records().map(Result::unwrap).collect::<Vec<_>>()
+    };
+    let rows = read(&w);
+    assert_eq!(&rows[0][6], "unknown");
+    let tx = rows[0][1].to_string();
+    let db = w.db().display().to_string();
+    let out = payrun(
+        w.dir.path(),
+        &[
+            "reconcile",
+            "--db",
+            &db,
+            "--mark",
+            "executed",
+            &tx,
+            "--reason",
+            "statement line 4",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let rows = read(&w);
+    assert_eq!(&rows[0][6], "executed", "{rows:?}");
+    assert_eq!(&rows[0][7], "OPERATOR_MARKED_EXECUTED");
+}
+
+#[test]
+fn reconcile_listing_and_audit_are_proper_formula_safe_csv() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let accounts = |i: usize| {
+        if i == 0 {
+            "CI000000000503".to_string()
+        } else {
+            account(i)
+        }
+    };
+    let file = w.write("payroll.csv", &payroll(2, accounts));
+    let out = w.run(&file, &sb.base_url(), &["--ambiguous", "hold"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let db = w.db().display().to_string();
+    let out = payrun(w.dir.path(), &["reconcile", "--db", &db]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let mut r = csv::Reader::from_reader(out.stdout.as_slice());
+    assert_eq!(
+        r.headers().unwrap().iter().collect::<Vec<_>>(),
+        [
+            "run",
+            "row",
+            "transaction_id",
+            "state",
+            "account_id",
+            "amount",
+            "currency",
+            "what_to_do"
+        ]
+    );
+    let listed: Vec<_> = r.records().map(Result::unwrap).collect();
+    assert_eq!(listed.len(), 1, "stdout is one CSV table: {}", text(&out));
+    let tx = listed[0][2].to_string();
+    let reason = "=HYPERLINK(\"x\"), paid, per statement";
+    let out = payrun(
+        w.dir.path(),
+        &[
+            "reconcile",
+            "--db",
+            &db,
+            "--mark",
+            "failed",
+            &tx,
+            "--reason",
+            reason,
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let out = payrun(w.dir.path(), &["reconcile", "--db", &db, "--audit"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let mut r = csv::Reader::from_reader(out.stdout.as_slice());
+    let audit: Vec<_> = r.records().map(Result::unwrap).collect();
+    assert_eq!(audit.len(), 1, "{}", text(&out));
+    assert_eq!(audit[0].len(), 7);
+    // The commas stay inside the one field, and the formula is defused.
+    assert_eq!(&audit[0][6], &format!("'{reason}"));
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused_before_anything_is_written() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let body = payroll(2, account);
+    let file = w.write("payroll.csv", &body);
+    let cases: Vec<(String, &str)> = vec![
+        (file.display().to_string(), "payroll"),
+        (
+            w.dir
+                .path()
+                .join(".")
+                .join("payroll.csv")
+                .display()
+                .to_string(),
+            "payroll",
+        ),
+        (w.db().display().to_string(), "database"),
+    ];
+    #[cfg(unix)]
+    let cases = {
+        let mut c = cases;
+        let link = w.path("link.csv");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        c.push((link.display().to_string(), "payroll"));
+        c
+    };
+    for (report, role) in cases {
+        let out = run_to(&w, &file, &sb.base_url(), &report, &[]);
+        assert_eq!(code(&out), 1, "{report}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("refusing") && err.contains(role), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            body,
+            "payroll untouched"
+        );
+    }
+    assert!(
+        !w.db().exists(),
+        "nothing was written, not even the database"
+    );
+    assert!(sb.ledger().transactions.is_empty(), "nothing was sent");
+    // `rejected.csv` is written beside the report: a payroll named so is safe.
+    let rej = w.write("rejected.csv", &body);
+    let out = w.run(&rej, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&rej).unwrap(), body);
+    // `payrun report --out` on the database or on the run's payroll.
+    let good = w.write("good.csv", &payroll(1, |i| account(i + 50)));
+    let out = w.run(&good, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let good_text = std::fs::read_to_string(&good).unwrap();
+    let db = w.db().display().to_string();
+    for target in [good.display().to_string(), db.clone()] {
+        let out = payrun(w.dir.path(), &["report", "--db", &db, "--out", &target]);
+        assert_eq!(code(&out), 1, "{target}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("refusing"),
+            "{}",
+            text(&out)
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&good).unwrap(), good_text);
+    // `validate --rejected` on the payroll.
+    let out = payrun(
+        w.dir.path(),
+        &["validate", "payroll.csv", "--rejected", "payroll.csv"],
+    );
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), body);
+}
+
+/// Renders `page` in Debian's chromium, if installed: a screenshot that is
+/// not blank and a DOM holding `needles`. Returns false (with the reason
+/// printed) when there is no browser.
+fn check_in_chromium(page: &Path, needles: &[&str]) -> bool {
+    let browser = Path::new("/usr/bin/chromium");
+    if !browser.exists() {
+        eprintln!(
+            "skipped the browser check: /usr/bin/chromium is not installed (apt-get install chromium)"
+        );
+        return false;
+    }
+    let profile = tempfile::tempdir().unwrap();
+    let shot = page.with_extension("png");
+    let url = format!("file://{}", page.canonicalize().unwrap().display());
+    let common = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ];
+    let out = Command::new(browser)
+        .args(common)
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1000,1400")
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(shot.exists(), "no screenshot: {}", text(&out));
+    let png = std::fs::read(&shot).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+    assert!(
+        png.len() > 20_000,
+        "a blank page compresses to a few KB: {} bytes",
+        png.len()
+    );
+    if let Ok(keep) = std::env::var("PAYRUN_KEEP_SCREENSHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+    let out = Command::new(browser)
+        .args(common)
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    for n in needles {
+        assert!(dom.contains(n), "{n} not in the rendered DOM: {dom}");
+    }
+    true
+}
+
+#[test]
+fn initiate_only_writes_an_approval_page_that_renders_in_a_browser() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let mut body = format!("{HEADER}\n");
+    for i in 0..12 {
+        body.push_str(&format!(
+            "{},{},{},momo,May,Ama <b>&</b>,Mensah{i}\n",
+            account(i),
+            100_000 + i * 1000,
+            if i % 3 == 0 { "GHS" } else { "XOF" }
+        ));
+    }
+    let file = w.write("payroll.csv", &body);
+    let out = w.run(&file, &sb.base_url(), &["--initiate-only"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let page = w.path("approval.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // 8 XOF rows: 101000+102000+104000+105000+107000+108000+110000+111000.
+    assert!(html.contains("848000 XOF"), "{html}");
+    assert!(html.contains("418000 GHS"), "{html}");
+    assert!(html.contains("Ama &lt;b&gt;&amp;&lt;/b&gt;"), "escaped");
+    let sha = payrun::engine::import::file_sha256(&file).unwrap();
+    assert!(html.contains(&sha), "the file's hash is shown");
+    for external in ["src=", "<link", "url(", "<script"] {
+        assert!(!html.contains(external), "self-contained: {external}");
+    }
+    // `payrun summary RUN --html FILE` writes the same page on demand.
+    let db = w.db().display().to_string();
+    let again = w.path("again.html");
+    let out = payrun(
+        w.dir.path(),
+        &[
+            "summary",
+            "1",
+            "--db",
+            &db,
+            "--html",
+            again.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("XOF: 8 payout(s), total 848000"));
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), html);
+    // It refuses to write over the database.
+    let out = payrun(w.dir.path(), &["summary", "--db", &db, "--html", &db]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    check_in_chromium(
+        &page,
+        &["848000 XOF", "418000 GHS", "Payroll run 1: approval"],
+    );
+}
+
+#[test]
+fn init_writes_a_working_start_and_never_overwrites() {
+    let w = Work::new();
+    let out = payrun(w.dir.path(), &["init", "--lang", "fr"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let toml = std::fs::read_to_string(w.path("payrun.toml")).unwrap();
+    assert!(toml.contains("report_language = \"fr\""), "{toml}");
+    let csv = std::fs::read_to_string(w.path("payroll-template.csv")).unwrap();
+    assert!(csv.starts_with("Référence,Compte,Montant,Devise"), "{csv}");
+    let mut book: Xlsx<_> = open_workbook(w.path("payroll-template.xlsx")).unwrap();
+    let first = book.worksheet_range_at(0).unwrap().unwrap();
+    assert_eq!(first.get((0, 2)), Some(&Data::String("Montant".into())));
+    assert_eq!(
+        first.get((1, 1)),
+        Some(&Data::String("2250701020304".into()))
+    );
+    // The template validates with the config written beside it, both forms.
+    for t in ["payroll-template.csv", "payroll-template.xlsx"] {
+        let out = payrun(w.dir.path(), &["validate", t]);
+        assert_eq!(code(&out), 0, "{t}: {}", text(&out));
+    }
+    // A second init refuses and leaves the files alone.
+    std::fs::write(w.path("payrun.toml"), "# mine\n").unwrap();
+    let out = payrun(w.dir.path(), &["init"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(w.path("payrun.toml")).unwrap(),
+        "# mine\n"
+    );
+    // --from prints the [columns] table for a file's headers.
+    let file = w.write(
+        "export.csv",
+        "Matricule,Montant,Devise,Compte,Prénom,Nom\n1,2,XOF,3,A,B\n",
+    );
+    let out = payrun(w.dir.path(), &["init", "--from", file.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("\"Montant\" = \"amount\""), "{table}");
+    assert!(table.contains("\"Compte\" = \"account_id\""), "{table}");
+    assert!(table.contains("# \"Matricule\" = \"\""), "{table}");
+}
+
+#[test]
+fn status_says_which_database_it_reads() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(1, account));
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let db = w.db().display().to_string();
+    let out = payrun(w.dir.path(), &["status", "--db", &db]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.starts_with(&format!("database: {db}\n")), "{shown}");
+    // Missing: the absolute path it looked for is named.
+    let out = payrun(w.dir.path(), &["status", "--db", "nowhere.db"]);
+    assert_eq!(code(&out), 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&w.path("nowhere.db").display().to_string()),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_subcommand_help_has_an_example_the_key_and_the_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in [
+        "validate",
+        "run",
+        "status",
+        "report",
+        "reconcile",
+        "summary",
+        "init",
+        "sandbox",
+        "pay",
+    ] {
+        let out = payrun(dir.path(), &[sub, "--help"]);
+        assert_eq!(code(&out), 0, "{sub}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.contains("Example"), "{sub}: no example\n{help}");
+        assert!(help.contains("PAYRUN_API_KEY"), "{sub}: no key\n{help}");
+        assert!(
+            help.contains("Exit codes: 0"),
+            "{sub}: no exit codes\n{help}"
+        );
+    }
+}
