@@ -91,7 +91,7 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
     }
     let unresolved = store.unresolved(args.run)?;
     if unresolved.is_empty() {
-        writeln!(out, "no unknown payouts")?;
+        writeln!(out, "no unknown or processing payouts")?;
         return Ok(Exit::Ok);
     }
     if !args.resend {
@@ -105,12 +105,12 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
 fn list(out: &mut impl Write, unresolved: &[Unresolved]) -> Result<()> {
     writeln!(
         out,
-        "run,row,transaction_id,account_id,amount,currency,provider_code,provider_message"
+        "run,row,transaction_id,account_id,amount,currency,provider_code,provider_message,state"
     )?;
     for u in unresolved {
         writeln!(
             out,
-            "{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{}",
             u.run_id,
             u.row,
             u.transaction_id,
@@ -118,12 +118,13 @@ fn list(out: &mut impl Write, unresolved: &[Unresolved]) -> Result<()> {
             u.amount,
             u.currency,
             u.provider_code,
-            u.provider_message.replace(',', ";")
+            u.provider_message.replace(',', ";"),
+            u.state
         )?;
     }
     writeln!(
         out,
-        "{} unknown payout(s): check them with the provider, then `payrun reconcile --resend` \
+        "{} unknown or processing payout(s): check them with the provider, then `payrun reconcile --resend` \
          or `payrun reconcile --mark executed|failed ID... --reason TEXT`",
         unresolved.len()
     )?;
@@ -143,10 +144,12 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
     let mut out = std::io::stdout().lock();
     let mut write_error = None;
     let left = rt.block_on(lib::resend(store, &client, unresolved, |line| {
-        let note = match line.settled {
-            Some(crate::machine::State::Executed) => "executed",
-            Some(_) => "failed",
-            None => "still unknown",
+        let note = match (line.settled, &line.refused) {
+            (_, Some(why)) => format!("not re-sent: {why}"),
+            (Some(crate::machine::State::Executed), _) => "executed".into(),
+            (Some(crate::machine::State::Processing), _) => "processing (not final)".into(),
+            (Some(_), _) => "failed".into(),
+            (None, _) => "still unknown".into(),
         };
         if let Err(e) = writeln!(
             out,

@@ -20,14 +20,16 @@ pub mod limiter;
 pub mod pay;
 pub mod progress;
 pub mod reconcile;
+mod resend;
 pub mod retry;
 mod schedule;
+pub mod stops;
 
 pub use import::{EditedCopy, Imported, Rejected};
 pub use limiter::Limiter;
 pub use progress::ProgressTarget;
 use schedule::{Counters, Ctx};
-pub use schedule::{EngineOptions, RunStats, execute_run};
+pub use schedule::{DEFAULT_RESEND_DELAY, EngineOptions, RunStats, execute_run};
 
 use crate::config::Config;
 use crate::machine::State;
@@ -79,6 +81,9 @@ pub enum Stop {
     Unauthorized(String),
     Interrupted,
     Unreachable(String),
+    /// The provider is set up wrongly for payrun (redirect, no such route,
+    /// 405, a long `Retry-After`): the message names the cause and the fix.
+    Config(String),
 }
 
 /// Something worth telling the operator while the run goes on.

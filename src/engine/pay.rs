@@ -7,9 +7,9 @@ use super::retry::{Call, CallEnd, call_with_retries};
 use super::{Ctx, Stop};
 use crate::fault;
 use crate::machine::decide::{
-    self, Answer, Count, Decision, ExecuteStart, Facts, Note, Phase, Policy, StopKind,
+    self, Answer, ConfigKind, Count, Decision, ExecuteStart, Facts, Note, Phase, Policy, StopKind,
 };
-use crate::provider::Outcome;
+use crate::provider::{Outcome, StopKind as ProviderStop};
 use crate::provider::wire::codes::INSUFFICIENT_BALANCE;
 use crate::store::{Transition, Work};
 use anyhow::Result;
@@ -32,12 +32,19 @@ pub fn answer_of(outcome: Option<&Outcome>) -> Answer {
         Some(Outcome::RateLimited { .. }) => Answer::RateLimited,
         Some(Outcome::NotSent { .. }) => Answer::NotSent,
         Some(Outcome::Ambiguous { .. }) => Answer::Ambiguous,
-        // Interim mapping (the state machine gains `processing`, echo
-        // mismatch and configuration stops of their own next): a not-final
-        // or mismatched answer is never paid and never failed; a
-        // configuration stop stops the run with the payout resumable.
-        Some(Outcome::NotFinal { .. } | Outcome::Mismatch { .. }) => Answer::Ambiguous,
-        Some(Outcome::Stop { .. }) => Answer::Unauthorized,
+        Some(Outcome::NotFinal { .. }) => Answer::NotFinal,
+        Some(Outcome::Mismatch { .. }) => Answer::Mismatch,
+        Some(Outcome::Stop { kind, .. }) => Answer::ConfigStop(config_kind(*kind)),
+    }
+}
+
+/// The provider's configuration stop, as the state machine names it.
+fn config_kind(kind: ProviderStop) -> ConfigKind {
+    match kind {
+        ProviderStop::Redirect => ConfigKind::Redirect,
+        ProviderStop::NoSuchRoute => ConfigKind::NoSuchRoute,
+        ProviderStop::Misconfigured => ConfigKind::Misconfigured,
+        ProviderStop::RetryAfterTooLong => ConfigKind::RetryAfterTooLong,
     }
 }
 
@@ -100,8 +107,13 @@ async fn send_execute(ctx: &Ctx, work: &Work, resumed: bool) -> Result<()> {
     if end.outcome.is_some() {
         fault::hit("after_answer");
     }
-    let d = decide::after_execute(answer_of(end.outcome.as_ref()), facts(&end, resumed));
-    carry_out(ctx, work, d, end.outcome.as_ref(), end.sent).await
+    let facts = facts(&end, resumed);
+    let d = decide::after_execute(answer_of(end.outcome.as_ref()), facts);
+    carry_out(ctx, work, d, end.outcome.as_ref(), end.sent).await?;
+    if decide::resend_later(&d, facts, policy(ctx, work)) {
+        ctx.resend_later(work);
+    }
+    Ok(())
 }
 
 fn facts(end: &CallEnd, resumed: bool) -> Facts {
@@ -137,6 +149,7 @@ async fn carry_out(
             Count::Executed => &ctx.counters.executed,
             Count::Failed => &ctx.counters.failed,
             Count::Unknown => &ctx.counters.unknown,
+            Count::Processing => &ctx.counters.processing,
         };
         counter.fetch_add(1, Ordering::Relaxed);
     }
@@ -151,6 +164,10 @@ async fn carry_out(
             }
             (StopKind::Unauthorized, other) => Stop::Unauthorized(other.message().to_string()),
             (StopKind::Unreachable, other) => Stop::Unreachable(failure_message(other, sent)),
+            (StopKind::Config(kind), other) => Stop::Config(super::stops::config_stop(
+                kind,
+                &other.message(),
+            )),
         });
     }
     Ok(())
