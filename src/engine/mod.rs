@@ -308,7 +308,11 @@ async fn pay_open(
     for &state in crate::machine::RESUMED {
         resume.extend(store.works_in_state(run_id, state)?);
     }
-    let total_open = store.open_count(run_id)?;
+    // Processing payouts wait for the provider, not for this run's calls.
+    let processing = store.state_counts(run_id)?.get(&State::Processing).copied();
+    let total_open = store
+        .open_count(run_id)?
+        .saturating_sub(processing.unwrap_or(0));
     let (writer, thread) = Writer::spawn(store);
     let result = execute_run(
         client,
