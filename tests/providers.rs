@@ -397,15 +397,15 @@ fn hold_pays_nobody_twice_on_a_non_idempotent_provider_under_kill_9() {
         seed,
         non_idempotent_execute: true,
         ambiguous_rate: 0.15,
-        latency_ms: 3,
+        latency_ms: 10,
         ..Default::default()
     });
     let w = Work::new();
     let file = w.write("payroll.csv", &payroll(40, account));
-    let extra = ["--rate", "300", "--concurrency", "4"];
-    for _ in 0..4 {
+    let extra = ["--rate", "300", "--concurrency", "2"];
+    for _ in 0..5 {
         let mut child = w.run_cmd(&file, &sb.base_url(), &extra).spawn().unwrap();
-        let after = std::time::Duration::from_millis(rng.random_range(20..400));
+        let after = std::time::Duration::from_millis(rng.random_range(20..300));
         std::thread::sleep(after);
         // SIGKILL: no chance to finish anything.
         let _ = child.kill();
@@ -432,6 +432,69 @@ fn hold_pays_nobody_twice_on_a_non_idempotent_provider_under_kill_9() {
         }
         if st == "executed" {
             assert_eq!(debits, 1, "seed {seed}: {tx}");
+        }
+    }
+}
+
+/// `payrun probe` against every dialect: five answers shown, a profile to
+/// start from that payrun accepts, and no money moved (the probe's payout
+/// never executed, nothing debited).
+#[test]
+fn probe_moves_no_money_in_any_dialect() {
+    for dialect in [
+        Dialect::Envelope,
+        Dialect::ErrorsIn200,
+        Dialect::Flat,
+        Dialect::ConflictOnRepeat,
+        Dialect::Pending,
+    ] {
+        let sb = Sandbox::start(SandboxConfig {
+            dialect,
+            non_idempotent_execute: true,
+            ..Default::default()
+        });
+        let w = Work::new();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
+            .current_dir(w.dir.path())
+            .env("PAYRUN_API_KEY", KEY)
+            .args(["probe", "--base-url", &sb.base_url()])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(matches!(code(&out), 0 | 3), "{dialect:?}: {}", text(&out));
+        for n in 1..=5 {
+            assert!(stdout.contains(&format!("{n}. ")), "{dialect:?}: {stdout}");
+        }
+        assert!(stdout.contains("resend: "), "{stdout}");
+        assert!(!stdout.contains(KEY), "{stdout}");
+        let ledger = sb.ledger();
+        assert_eq!(ledger.requests.pay, 0);
+        let probe: Vec<_> = ledger
+            .transactions
+            .iter()
+            .filter(|t| t.transaction_id.starts_with("probe-"))
+            .collect();
+        assert_eq!(probe.len(), 1, "{dialect:?}: {:?}", ledger.transactions);
+        let t = probe[0];
+        assert_eq!((t.execute_calls, t.debits), (0, 0), "{dialect:?}: {t:?}");
+        assert!(stdout.contains(&t.transaction_id), "{stdout}");
+        // Only the initiates of the probe and two executes of absent ids.
+        assert_eq!(ledger.requests.executes, 2, "{:?}", ledger.requests);
+        // The skeleton is a profile payrun accepts.
+        let at = stdout.find("# payrun provider profile").expect("skeleton");
+        let table: toml::Table = toml::from_str(&stdout[at..]).unwrap();
+        let spec: payrun::provider::ProfileSpec =
+            table["provider"].clone().try_into().unwrap();
+        payrun::provider::Profile::from_spec(&spec)
+            .unwrap_or_else(|e| panic!("{dialect:?}: {e}\n{}", &stdout[at..]));
+        // The envelope sandbox is what the built-in profile reads: all good,
+        // and `resend` never claimed safe.
+        if dialect == Dialect::Envelope {
+            assert_eq!(code(&out), 0, "{stdout}");
+            assert!(stdout.contains("resend: not proven"), "{stdout}");
+        }
+        if dialect == Dialect::ConflictOnRepeat {
+            assert!(stdout.contains("resend: NOT safe"), "{stdout}");
         }
     }
 }

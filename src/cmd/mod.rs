@@ -6,6 +6,7 @@
 //! sets up logging or exits the process.
 
 pub mod pay;
+pub mod probe;
 pub mod reconcile;
 pub mod report;
 pub mod run;
@@ -44,6 +45,8 @@ pub enum Command {
     Sandbox(sandbox::SandboxArgs),
     /// Make one 3-D Secure card payment.
     Pay(pay::PayArgs),
+    /// Ask the provider how it answers, with calls that move no money.
+    Probe(probe::ProbeArgs),
 }
 
 /// Runs the chosen subcommand.
@@ -56,6 +59,7 @@ pub fn run(cli: Cli) -> Result<Exit> {
         Command::Reconcile(args) => reconcile::command(args),
         Command::Sandbox(args) => sandbox::command(args),
         Command::Pay(args) => pay::command(args),
+        Command::Probe(args) => probe::command(args),
     }
 }
 
