@@ -191,6 +191,12 @@ pub async fn probe(client: &Client, s: &ProbeSettings) -> anyhow::Result<ProbeRe
         )
     };
     let first = client.probe_initiate(&req).await;
+    if let Outcome::NotSent { detail } = &first.outcome {
+        anyhow::bail!(
+            "cannot reach the provider at {} ({detail}); check base_url and the network",
+            client.base_url()
+        );
+    }
     let again = client.probe_initiate(&req).await;
     let mut other = req.clone();
     other.amount = bump(&req.amount);
