@@ -178,7 +178,10 @@ fn resend_waits_for_its_delay_and_sends_only_once() {
     let took = started.elapsed();
     assert_eq!(code(&out), 0, "{}", text(&out));
     assert_eq!(states(&w), ["executed"]);
-    assert_eq!(col(&w.report_rows(), 0, "provider_code"), "ALREADY_EXECUTED");
+    assert_eq!(
+        col(&w.report_rows(), 0, "provider_code"),
+        "ALREADY_EXECUTED"
+    );
     assert!(took >= std::time::Duration::from_millis(1500), "{took:?}");
     let ledger = sb.ledger();
     let t = &ledger.transactions[0];
@@ -213,7 +216,10 @@ fn pending_dialect_ends_processing_with_exit_3_and_nothing_paid_unsaid() {
         .output()
         .unwrap();
     let s = String::from_utf8_lossy(&status.stdout);
-    assert!(s.contains("processing 4") && s.contains("in progress"), "{s}");
+    assert!(
+        s.contains("processing 4") && s.contains("in progress"),
+        "{s}"
+    );
     let listed = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
         .args(["reconcile", "--db"])
         .arg(w.db())
@@ -247,7 +253,11 @@ fn redirect_run(status: u16, on: RedirectOn) -> (Output, Work, LedgerSnapshot) {
 #[test]
 fn redirects_on_either_call_stop_the_run_resumable_without_a_second_post() {
     for status in [301, 302, 307, 308] {
-        for on in [RedirectOn::Initiates, RedirectOn::Executes, RedirectOn::Both] {
+        for on in [
+            RedirectOn::Initiates,
+            RedirectOn::Executes,
+            RedirectOn::Both,
+        ] {
             let (out, w, ledger) = redirect_run(status, on);
             let what = format!("{status} on {on:?}");
             assert_eq!(code(&out), 1, "{what}: {}", text(&out));
@@ -259,8 +269,16 @@ fn redirects_on_either_call_stop_the_run_resumable_without_a_second_post() {
             assert_eq!(ledger.requests.redirect_hits, 0, "{what}");
             // Stopped at the first redirected call: never a second POST.
             let first = if on == RedirectOn::Executes { 2 } else { 1 };
-            assert_eq!(ledger.requests.total, first, "{what}: {:?}", ledger.requests);
-            assert!(ledger.requests.executes <= 1, "{what}: {:?}", ledger.requests);
+            assert_eq!(
+                ledger.requests.total, first,
+                "{what}: {:?}",
+                ledger.requests
+            );
+            assert!(
+                ledger.requests.executes <= 1,
+                "{what}: {:?}",
+                ledger.requests
+            );
             for t in &ledger.transactions {
                 assert!(t.execute_calls <= 1 && t.debits == 0, "{what}: {t:?}");
             }
@@ -275,7 +293,11 @@ fn redirects_on_either_call_stop_the_run_resumable_without_a_second_post() {
             } else {
                 "initiating"
             };
-            assert_eq!(st.iter().filter(|s| *s == intent).count(), 1, "{what}: {st:?}");
+            assert_eq!(
+                st.iter().filter(|s| *s == intent).count(),
+                1,
+                "{what}: {st:?}"
+            );
         }
     }
 }
@@ -304,7 +326,13 @@ fn initiate_echo_mismatch_is_unknown_and_never_executed() {
     // `reconcile --resend` refuses them too.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
         .env("PAYRUN_API_KEY", KEY)
-        .args(["reconcile", "--resend", "--base-url", &sb.base_url(), "--db"])
+        .args([
+            "reconcile",
+            "--resend",
+            "--base-url",
+            &sb.base_url(),
+            "--db",
+        ])
         .arg(w.db())
         .output()
         .unwrap();
@@ -364,7 +392,11 @@ fn a_401_quoting_the_key_never_shows_it() {
     });
     let w = Work::new();
     let file = w.write("payroll.csv", &payroll(2, account));
-    let out = w.run_cmd(&file, &sb.base_url(), &[]).env("RUST_LOG", "trace").output().unwrap();
+    let out = w
+        .run_cmd(&file, &sb.base_url(), &[])
+        .env("RUST_LOG", "trace")
+        .output()
+        .unwrap();
     assert_eq!(code(&out), 1, "{}", text(&out));
     let all = text(&out);
     assert!(all.contains("API key"), "{all}");
@@ -483,8 +515,7 @@ fn probe_moves_no_money_in_any_dialect() {
         // The skeleton is a profile payrun accepts.
         let at = stdout.find("# payrun provider profile").expect("skeleton");
         let table: toml::Table = toml::from_str(&stdout[at..]).unwrap();
-        let spec: payrun::provider::ProfileSpec =
-            table["provider"].clone().try_into().unwrap();
+        let spec: payrun::provider::ProfileSpec = table["provider"].clone().try_into().unwrap();
         payrun::provider::Profile::from_spec(&spec)
             .unwrap_or_else(|e| panic!("{dialect:?}: {e}\n{}", &stdout[at..]));
         // The envelope sandbox is what the built-in profile reads: all good,

@@ -87,7 +87,13 @@ fn faults_5xx_429_and_ambiguous_still_pay_everyone_exactly_once() {
     for _ in 0..10 {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
             .env("PAYRUN_API_KEY", KEY)
-            .args(["reconcile", "--resend", "--base-url", &sb.base_url(), "--db"])
+            .args([
+                "reconcile",
+                "--resend",
+                "--base-url",
+                &sb.base_url(),
+                "--db",
+            ])
             .arg(w.db())
             .output()
             .unwrap();
@@ -139,7 +145,14 @@ fn ambiguous_execute_is_resent_and_recorded_executed_or_held_as_unknown() {
     let out = w.run(
         &file,
         &sb.base_url(),
-        &["--rate", "200", "--ambiguous", "resend", "--resend-delay-ms", "0"],
+        &[
+            "--rate",
+            "200",
+            "--ambiguous",
+            "resend",
+            "--resend-delay-ms",
+            "0",
+        ],
     );
     assert_eq!(code(&out), 0, "{}", text(&out));
     let ledger = sb.ledger();

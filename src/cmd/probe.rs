@@ -69,7 +69,9 @@ pub fn command(args: ProbeArgs) -> Result<Exit> {
     for (i, s) in report.steps.iter().enumerate() {
         writeln!(out, "{}. {}", i + 1, s.question)?;
         writeln!(out, "   sent:     {}", s.request)?;
-        let http = s.http.map_or("no answer".to_string(), |h| format!("HTTP {h}"));
+        let http = s
+            .http
+            .map_or("no answer".to_string(), |h| format!("HTTP {h}"));
         let code = s.code.as_deref().unwrap_or("-");
         writeln!(out, "   answer:   {http}, code {code}")?;
         writeln!(out, "   body:     {}", s.body)?;

@@ -114,9 +114,10 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
             concurrency: args.concurrency.unwrap_or(cfg.concurrency()).max(1),
             ambiguous: args.ambiguous.unwrap_or(cfg.ambiguous()),
             initiate_only: args.initiate_only,
-            resend_delay: args
-                .resend_delay_ms
-                .map_or(engine::DEFAULT_RESEND_DELAY, std::time::Duration::from_millis),
+            resend_delay: args.resend_delay_ms.map_or(
+                engine::DEFAULT_RESEND_DELAY,
+                std::time::Duration::from_millis,
+            ),
         },
         config: cfg,
     })

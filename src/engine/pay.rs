@@ -9,8 +9,8 @@ use crate::fault;
 use crate::machine::decide::{
     self, Answer, ConfigKind, Count, Decision, ExecuteStart, Facts, Note, Phase, Policy, StopKind,
 };
-use crate::provider::{Outcome, StopKind as ProviderStop};
 use crate::provider::wire::codes::INSUFFICIENT_BALANCE;
+use crate::provider::{Outcome, StopKind as ProviderStop};
 use crate::store::{Transition, Work};
 use anyhow::Result;
 use std::sync::atomic::Ordering;
@@ -164,10 +164,9 @@ async fn carry_out(
             }
             (StopKind::Unauthorized, other) => Stop::Unauthorized(other.message().to_string()),
             (StopKind::Unreachable, other) => Stop::Unreachable(failure_message(other, sent)),
-            (StopKind::Config(kind), other) => Stop::Config(super::stops::config_stop(
-                kind,
-                &other.message(),
-            )),
+            (StopKind::Config(kind), other) => {
+                Stop::Config(super::stops::config_stop(kind, &other.message()))
+            }
         });
     }
     Ok(())

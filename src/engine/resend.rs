@@ -43,7 +43,9 @@ pub(super) async fn resend_once(ctx: &Ctx, due: Vec<Due>, mut shutdown: Shutdown
             }
         }
         ctx.limiter.acquire().await;
-        ctx.counters.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ctx.counters
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let outcome = ctx.client.execute(&d.work.request.transaction_id).await;
         tracing::debug!(
             transaction_id = %d.work.request.transaction_id,

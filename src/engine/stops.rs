@@ -52,7 +52,11 @@ mod tests {
         ] {
             let m = config_stop(kind, "HTTP 302 to /elsewhere");
             assert!(m.contains(word), "{m}");
-            assert!(m.contains("Fix:") && m.contains("base_url") || kind == ConfigKind::RetryAfterTooLong, "{m}");
+            assert!(
+                m.contains("Fix:") && m.contains("base_url")
+                    || kind == ConfigKind::RetryAfterTooLong,
+                "{m}"
+            );
             assert!(m.contains("run the same command again"), "{m}");
             assert!(m.contains("HTTP 302 to /elsewhere"), "{m}");
         }

@@ -243,7 +243,12 @@ mod tests {
             assert!(allowed(p, to), "{p} -> {to}");
         }
         // Never back to a state that would send it again.
-        for to in [State::Pending, State::Initiating, State::Initiated, State::Executing] {
+        for to in [
+            State::Pending,
+            State::Initiating,
+            State::Initiated,
+            State::Executing,
+        ] {
             assert!(!allowed(p, to), "{p} -> {to}");
         }
         assert_eq!(State::parse("processing"), Ok(p));

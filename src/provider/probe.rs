@@ -123,7 +123,10 @@ impl Client {
     }
 
     fn step(&self, question: &'static str, request: String, x: &Exchange) -> Step {
-        let json: Option<Value> = x.body.as_deref().and_then(|b| serde_json::from_slice(b).ok());
+        let json: Option<Value> = x
+            .body
+            .as_deref()
+            .and_then(|b| serde_json::from_slice(b).ok());
         let code = json.as_ref().and_then(|v| {
             let p = self.profile.code.as_deref()?;
             match v.pointer(p)? {
@@ -249,7 +252,10 @@ fn judge(steps: &mut [Step]) {
     let s = &mut steps[0];
     (s.ok, s.finding) = match s.class {
         "accepted" => (true, "the initiation is recognised as accepted".into()),
-        _ => (false, format!("not read as accepted: {}", fit(&s.code, "initiated"))),
+        _ => (
+            false,
+            format!("not read as accepted: {}", fit(&s.code, "initiated")),
+        ),
     };
     let s = &mut steps[1];
     (s.ok, s.finding) = match s.class {
@@ -284,7 +290,10 @@ fn judge(steps: &mut [Step]) {
              under an old id would not be noticed"
                 .into(),
         ),
-        "accepted" => (false, "accepted: the provider does not guard ids against reuse".into()),
+        "accepted" => (
+            false,
+            "accepted: the provider does not guard ids against reuse".into(),
+        ),
         other => (false, format!("read as {other}")),
     };
     let s = &mut steps[3];
@@ -292,9 +301,15 @@ fn judge(steps: &mut [Step]) {
         "refused" => (true, "an unknown id is refused as such".into()),
         "configuration stop" if s.http == Some(404) => (
             false,
-            format!("a 404 payrun takes for a wrong URL: {}", fit(&s.code, "not_found")),
+            format!(
+                "a 404 payrun takes for a wrong URL: {}",
+                fit(&s.code, "not_found")
+            ),
         ),
-        other => (false, format!("read as {other}: {}", fit(&s.code, "not_found"))),
+        other => (
+            false,
+            format!("read as {other}: {}", fit(&s.code, "not_found")),
+        ),
     };
     let s = &mut steps[4];
     (s.ok, s.finding) = match s.class {
@@ -337,7 +352,9 @@ fn resend_verdict(steps: &[Step]) -> ResendVerdict {
 /// for the user to complete from the provider's documentation.
 fn skeleton(first: &Exchange, again: &Exchange, missing: &Exchange) -> String {
     let json = |x: &Exchange| -> Option<Value> {
-        x.body.as_deref().and_then(|b| serde_json::from_slice(b).ok())
+        x.body
+            .as_deref()
+            .and_then(|b| serde_json::from_slice(b).ok())
     };
     let word = |v: &Option<Value>, p: &str| -> Option<String> {
         match v.as_ref()?.pointer(p)? {
@@ -347,7 +364,10 @@ fn skeleton(first: &Exchange, again: &Exchange, missing: &Exchange) -> String {
         }
     };
     let j1 = json(first);
-    let enveloped = j1.as_ref().and_then(|v| v.pointer("/data")).is_some_and(Value::is_object);
+    let enveloped = j1
+        .as_ref()
+        .and_then(|v| v.pointer("/data"))
+        .is_some_and(Value::is_object);
     let (status, result, prefix) = if enveloped {
         ("/data/status", "/status", "/data")
     } else {
@@ -357,7 +377,10 @@ fn skeleton(first: &Exchange, again: &Exchange, missing: &Exchange) -> String {
         let w = w.unwrap_or_else(|| default.to_string());
         format!("[{}]", toml_str(&w))
     };
-    let initiated = quote(word(&j1, status).or_else(|| word(&j1, "/code")), "INITIATED");
+    let initiated = quote(
+        word(&j1, status).or_else(|| word(&j1, "/code")),
+        "INITIATED",
+    );
     let duplicate = quote(word(&json(again), "/code"), "DUPLICATE_IGNORED");
     let not_found = quote(word(&json(missing), "/code"), "TRANSACTION_NOT_FOUND");
     format!(

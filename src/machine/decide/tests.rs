@@ -378,7 +378,11 @@ fn only_an_ambiguous_execute_of_this_process_is_resent_later_and_never_under_hol
         resumed: true,
         ..uncertain()
     };
-    assert!(!resend_later(&after_execute(Answer::Ambiguous, resumed), resumed, resend));
+    assert!(!resend_later(
+        &after_execute(Answer::Ambiguous, resumed),
+        resumed,
+        resend
+    ));
     for a in [
         Answer::Accepted,
         TX_FAILED,
@@ -512,7 +516,10 @@ fn simulate(state: State, s: Step, world: &mut World) -> State {
             }
             let facts = Facts {
                 resumed,
-                maybe_landed: matches!(answer, Answer::Ambiguous | Answer::NotFinal | Answer::Mismatch),
+                maybe_landed: matches!(
+                    answer,
+                    Answer::Ambiguous | Answer::NotFinal | Answer::Mismatch
+                ),
                 sent: u32::from(answer != Answer::Stopped),
             };
             (from, after_execute(answer, facts))
