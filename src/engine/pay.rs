@@ -220,3 +220,42 @@ fn failure_message(outcome: &Outcome, sent: u32) -> String {
         other => other.message().to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_outcomes_map_to_their_own_answers() {
+        let not_final = Outcome::NotFinal {
+            code: "PENDING".into(),
+            message: String::new(),
+            status: "PENDING".into(),
+        };
+        assert_eq!(answer_of(Some(&not_final)), Answer::NotFinal);
+        let mismatch = Outcome::Mismatch {
+            field: "amount",
+            sent: "1".into(),
+            got: "2".into(),
+        };
+        assert_eq!(answer_of(Some(&mismatch)), Answer::Mismatch);
+        // The code recorded for a mismatch is the one resend refuses.
+        assert_eq!(mismatch.code(), decide::ECHO_MISMATCH);
+        for (kind, want) in [
+            (ProviderStop::Redirect, ConfigKind::Redirect),
+            (ProviderStop::NoSuchRoute, ConfigKind::NoSuchRoute),
+            (ProviderStop::Misconfigured, ConfigKind::Misconfigured),
+            (
+                ProviderStop::RetryAfterTooLong,
+                ConfigKind::RetryAfterTooLong,
+            ),
+        ] {
+            let o = Outcome::Stop {
+                kind,
+                http: 302,
+                detail: String::new(),
+            };
+            assert_eq!(answer_of(Some(&o)), Answer::ConfigStop(want));
+        }
+    }
+}
