@@ -435,14 +435,23 @@ fn hold_pays_nobody_twice_on_a_non_idempotent_provider_under_kill_9() {
     let w = Work::new();
     let file = w.write("payroll.csv", &payroll(40, account));
     let extra = ["--rate", "300", "--concurrency", "2"];
+    let mut kills = 0;
     for _ in 0..5 {
         let mut child = w.run_cmd(&file, &sb.base_url(), &extra).spawn().unwrap();
         let after = std::time::Duration::from_millis(rng.random_range(20..300));
         std::thread::sleep(after);
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
         // SIGKILL: no chance to finish anything.
-        let _ = child.kill();
-        let _ = child.wait();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        kills += 1;
     }
+    assert!(
+        kills >= 2,
+        "seed {seed}: only {kills} kill(s) landed mid-run"
+    );
     let out = w.run(&file, &sb.base_url(), &extra);
     assert!(matches!(code(&out), 0 | 3), "seed {seed}: {}", text(&out));
     let ledger = sb.ledger();
