@@ -101,10 +101,13 @@ pub const DEFAULT_CONCURRENCY: usize = 16;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Ambiguous {
-    /// Re-send with the same transactionId (safe: the provider deduplicates).
-    #[default]
+    /// Re-send the execute once per run, after a delay, with the same
+    /// transactionId. Safe only if the provider guarantees executes are
+    /// idempotent by transactionId (`docs/provider.md`).
     Resend,
     /// Park the payout as `unknown` for an operator (`payrun reconcile`).
+    /// The default: payrun does not know that the provider deduplicates.
+    #[default]
     Hold,
 }
 
@@ -342,7 +345,7 @@ base_url = "https://api.example/v1"
 api_key_file = "key.txt"
 rate = 40
 concurrency = 8
-ambiguous = "hold"
+ambiguous = "resend"
 amount_unit = "minor"
 default_payout_method_id = "momo"
 default_phone_region = "CI"
@@ -359,7 +362,7 @@ phone = "+2250700000000"
         .unwrap();
         assert_eq!(cfg.rate(), 40);
         assert_eq!(cfg.concurrency(), 8);
-        assert_eq!(cfg.ambiguous(), Ambiguous::Hold);
+        assert_eq!(cfg.ambiguous(), Ambiguous::Resend);
         assert_eq!(cfg.amount_unit(), AmountUnit::Minor);
         assert_eq!(cfg.columns.get("Montant").unwrap(), "amount");
     }
@@ -368,7 +371,7 @@ phone = "+2250700000000"
     fn defaults() {
         let cfg = Config::parse("").unwrap();
         assert_eq!(cfg.rate(), DEFAULT_RATE);
-        assert_eq!(cfg.ambiguous(), Ambiguous::Resend);
+        assert_eq!(cfg.ambiguous(), Ambiguous::Hold);
         assert_eq!(cfg.amount_unit(), AmountUnit::Major);
     }
 

@@ -218,8 +218,10 @@ fn initiate_only_after_a_kill_between_initiation_and_execution_sends_no_execute(
         for t in &ledger.transactions {
             assert_eq!(t.execute_calls, 0, "{point}: {t:?}");
         }
-        // The approver's run executes each exactly once.
-        let out = w.run(&file, &sb.base_url(), &[]);
+        // The approver's run executes each exactly once (the intent a crash
+        // left is re-sent: `resend`; under the default `hold` it would be
+        // parked as unknown for an operator).
+        let out = w.run(&file, &sb.base_url(), &["--ambiguous", "resend"]);
         assert_eq!(code(&out), 0, "{point}: {}", text(&out));
         for t in &sb.ledger().transactions {
             assert_eq!(t.debits, 1, "{point}: {t:?}");
@@ -348,9 +350,10 @@ fn pending_payouts_are_settled_by_polling_the_status_call() {
     );
     assert!(sb.ledger().requests.status >= 3);
     let audit = String::from_utf8_lossy(&reconcile(&w, &["--audit"]).stdout).to_string();
-    assert!(audit.contains(",poll,unknown,executed,"), "{audit}");
+    assert!(audit.contains(",poll,processing,executed,"), "{audit}");
 
-    // Without a status call nothing is asked and the payouts stay unknown.
+    // Without a status call nothing is asked and the payouts stay
+    // processing (accepted by the provider, not final).
     let sb = Sandbox::start(SandboxConfig {
         dialect: Dialect::Pending,
         ..Default::default()
@@ -360,14 +363,14 @@ fn pending_payouts_are_settled_by_polling_the_status_call() {
     let out = w.run(&file, &sb.base_url(), &[]);
     assert_eq!(code(&out), 3, "{}", text(&out));
     assert_eq!(sb.ledger().requests.status, 0);
-    assert_eq!(col(&w.report_rows(), 0, "state"), "unknown");
+    assert_eq!(col(&w.report_rows(), 0, "state"), "processing");
     // `reconcile --poll` with the status call settles them.
     let out = reconcile(
         &w,
         &["--poll", "--base-url", &sb.base_url(), "--config", &cfg],
     );
     assert_eq!(code(&out), 0, "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("unknown -> executed"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("processing -> executed"));
 }
 
 #[test]

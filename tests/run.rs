@@ -67,11 +67,47 @@ fn faults_5xx_429_and_ambiguous_still_pay_everyone_exactly_once() {
     });
     let w = Work::new();
     let file = w.write("payroll.csv", &payroll(60, account));
+    // `resend` is opt-in (the default is `hold`): one re-send per payout
+    // per run; what stays unknown is settled by `reconcile --resend`.
     let out = w.run(
         &file,
         &sb.base_url(),
-        &["--rate", "400", "--concurrency", "16"],
+        &[
+            "--rate",
+            "400",
+            "--concurrency",
+            "16",
+            "--ambiguous",
+            "resend",
+            "--resend-delay-ms",
+            "0",
+        ],
     );
+    assert!(matches!(code(&out), 0 | 3), "{}", text(&out));
+    for _ in 0..10 {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
+            .env("PAYRUN_API_KEY", KEY)
+            .args([
+                "reconcile",
+                "--resend",
+                "--base-url",
+                &sb.base_url(),
+                "--db",
+            ])
+            .arg(w.db())
+            .output()
+            .unwrap();
+        if code(&out) == 0 {
+            break;
+        }
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .args(["report", "--db"])
+        .arg(w.db())
+        .arg("--out")
+        .arg(w.report())
+        .output()
+        .unwrap();
     assert_eq!(code(&out), 0, "{}", text(&out));
     let ledger = sb.ledger();
     assert_eq!(ledger.transactions.len(), 60);
@@ -105,7 +141,19 @@ fn ambiguous_execute_is_resent_and_recorded_executed_or_held_as_unknown() {
     let sb = Sandbox::start(SandboxConfig::default());
     let w = Work::new();
     let file = w.write("payroll.csv", &payroll(4, accounts));
-    let out = w.run(&file, &sb.base_url(), &["--rate", "200"]);
+    // `resend` is opt-in now (the default is `hold`).
+    let out = w.run(
+        &file,
+        &sb.base_url(),
+        &[
+            "--rate",
+            "200",
+            "--ambiguous",
+            "resend",
+            "--resend-delay-ms",
+            "0",
+        ],
+    );
     assert_eq!(code(&out), 0, "{}", text(&out));
     let ledger = sb.ledger();
     for t in &ledger.transactions {

@@ -8,6 +8,7 @@
 pub mod help;
 pub mod init;
 pub mod pay;
+pub mod probe;
 pub mod reconcile;
 pub mod report;
 pub mod run;
@@ -54,6 +55,8 @@ pub enum Command {
     Sandbox(sandbox::SandboxArgs),
     /// Make one 3-D Secure card payment.
     Pay(pay::PayArgs),
+    /// Ask the provider how it answers, with calls that move no money.
+    Probe(probe::ProbeArgs),
 }
 
 /// Runs the chosen subcommand.
@@ -68,6 +71,7 @@ pub fn run(cli: Cli) -> Result<Exit> {
         Command::Reconcile(args) => reconcile::command(args),
         Command::Sandbox(args) => sandbox::command(args),
         Command::Pay(args) => pay::command(args),
+        Command::Probe(args) => probe::command(args),
     }
 }
 

@@ -127,7 +127,7 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
     }
     let unresolved = store.unresolved(args.run)?;
     if unresolved.is_empty() {
-        writeln!(out, "no unknown payouts")?;
+        writeln!(out, "no unknown or processing payouts")?;
         return Ok(Exit::Ok);
     }
     drop(out);
@@ -322,10 +322,12 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
     let mut out = std::io::stdout().lock();
     let mut write_error = None;
     let left = rt.block_on(lib::resend(store, &client, unresolved, |line| {
-        let note = match line.settled {
-            Some(crate::machine::State::Executed) => "executed",
-            Some(_) => "failed",
-            None => "still unknown",
+        let note = match (line.settled, &line.refused) {
+            (_, Some(why)) => format!("not re-sent: {why}"),
+            (Some(crate::machine::State::Executed), _) => "executed".into(),
+            (Some(crate::machine::State::Processing), _) => "processing (not final)".into(),
+            (Some(_), _) => "failed".into(),
+            (None, _) => "still unknown".into(),
         };
         if let Err(e) = writeln!(
             out,

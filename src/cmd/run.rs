@@ -47,6 +47,10 @@ pub struct RunArgs {
     /// What to do with payouts whose execution outcome is unknown (overrides `ambiguous`).
     #[arg(long, value_enum)]
     pub ambiguous: Option<Ambiguous>,
+    /// With `--ambiguous resend`: milliseconds between an execute's unknown
+    /// outcome and its one re-send (tests shorten it).
+    #[arg(long, hide = true)]
+    pub resend_delay_ms: Option<u64>,
     /// Stop after initiation (no money moves) and print the totals for approval.
     #[arg(long)]
     pub initiate_only: bool,
@@ -118,6 +122,10 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
             ambiguous: args.ambiguous.unwrap_or(cfg.ambiguous()),
             initiate_only: args.initiate_only,
             max_attempts_total: cfg.max_attempts_total(),
+            resend_delay: args.resend_delay_ms.map_or(
+                engine::DEFAULT_RESEND_DELAY,
+                std::time::Duration::from_millis,
+            ),
         },
         config: cfg,
     })
@@ -263,6 +271,7 @@ fn show_outcome(outcome: RunOutcome, quiet: bool) -> Result<Exit> {
             "the provider is not accepting requests ({msg}); progress is saved. \
              Run the same command again to resume"
         ),
+        Some(Stop::Config(msg)) => bail!("configuration error: {msg}"),
         None => {}
     }
     if let (true, Some((path, control))) = (ran.initiate_only, &ran.approval) {
@@ -282,6 +291,13 @@ fn show_outcome(outcome: RunOutcome, quiet: bool) -> Result<Exit> {
              run again without --initiate-only (add {} to make sure the totals still hold).",
             ran.count(State::Initiated),
             flags.join(" ")
+        );
+    }
+    let processing = ran.count(State::Processing);
+    if processing > 0 && !quiet {
+        eprintln!(
+            "payrun: {processing} payout(s) accepted by the provider but not final (processing): \
+             money may still move. Check them with the provider, or list them with `payrun reconcile`."
         );
     }
     Ok(Exit::complete_if(ran.complete()))

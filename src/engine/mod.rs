@@ -23,14 +23,16 @@ pub mod limiter;
 pub mod pay;
 pub mod progress;
 pub mod reconcile;
+mod resend;
 pub mod retry;
 mod schedule;
+pub mod stops;
 
 pub use import::{EditedCopy, Imported, Rejected};
 pub use limiter::Limiter;
 pub use progress::ProgressTarget;
 use schedule::{Counters, Ctx};
-pub use schedule::{EngineOptions, RunStats, execute_run};
+pub use schedule::{DEFAULT_RESEND_DELAY, EngineOptions, RunStats, execute_run};
 
 use crate::config::Config;
 use crate::machine::State;
@@ -85,6 +87,9 @@ pub enum Stop {
     Unauthorized(String),
     Interrupted,
     Unreachable(String),
+    /// The provider is set up wrongly for payrun (redirect, no such route,
+    /// 405, a long `Retry-After`): the message names the cause and the fix.
+    Config(String),
 }
 
 /// Something worth telling the operator while the run goes on.
@@ -339,7 +344,11 @@ async fn pay_open(
     for &state in crate::machine::RESUMED {
         resume.extend(store.works_in_state(run_id, state)?);
     }
-    let total_open = store.open_count(run_id)?;
+    // Processing payouts wait for the provider, not for this run's calls.
+    let processing = store.state_counts(run_id)?.get(&State::Processing).copied();
+    let total_open = store
+        .open_count(run_id)?
+        .saturating_sub(processing.unwrap_or(0));
     let (writer, thread) = Writer::spawn(store);
     let result = execute_run(
         client,

@@ -8,10 +8,10 @@ use super::{Ctx, Stop};
 use crate::fault;
 use crate::machine::State;
 use crate::machine::decide::{
-    self, Answer, Count, Decision, ExecuteStart, Facts, Note, Phase, Policy, StopKind,
+    self, Answer, ConfigKind, Count, Decision, ExecuteStart, Facts, Note, Phase, Policy, StopKind,
 };
-use crate::provider::Outcome;
 use crate::provider::wire::codes::INSUFFICIENT_BALANCE;
+use crate::provider::{Outcome, StopKind as ProviderStop};
 use crate::store::{Transition, Work};
 use anyhow::Result;
 use std::sync::atomic::Ordering;
@@ -33,12 +33,19 @@ pub fn answer_of(outcome: Option<&Outcome>) -> Answer {
         Some(Outcome::RateLimited { .. }) => Answer::RateLimited,
         Some(Outcome::NotSent { .. }) => Answer::NotSent,
         Some(Outcome::Ambiguous { .. }) => Answer::Ambiguous,
-        // Interim mapping (the state machine gains `processing`, echo
-        // mismatch and configuration stops of their own next): a not-final
-        // or mismatched answer is never paid and never failed; a
-        // configuration stop stops the run with the payout resumable.
-        Some(Outcome::NotFinal { .. } | Outcome::Mismatch { .. }) => Answer::Ambiguous,
-        Some(Outcome::Stop { .. }) => Answer::Unauthorized,
+        Some(Outcome::NotFinal { .. }) => Answer::NotFinal,
+        Some(Outcome::Mismatch { .. }) => Answer::Mismatch,
+        Some(Outcome::Stop { kind, .. }) => Answer::ConfigStop(config_kind(*kind)),
+    }
+}
+
+/// The provider's configuration stop, as the state machine names it.
+fn config_kind(kind: ProviderStop) -> ConfigKind {
+    match kind {
+        ProviderStop::Redirect => ConfigKind::Redirect,
+        ProviderStop::NoSuchRoute => ConfigKind::NoSuchRoute,
+        ProviderStop::Misconfigured => ConfigKind::Misconfigured,
+        ProviderStop::RetryAfterTooLong => ConfigKind::RetryAfterTooLong,
     }
 }
 
@@ -107,8 +114,13 @@ async fn send_execute(ctx: &Ctx, work: &Work, resumed: bool) -> Result<()> {
     if end.outcome.is_some() {
         fault::hit("after_answer");
     }
-    let d = decide::after_execute(answer_of(end.outcome.as_ref()), facts(&end, resumed));
-    carry_out(ctx, work, d, end.outcome.as_ref(), end.sent).await
+    let facts = facts(&end, resumed);
+    let d = decide::after_execute(answer_of(end.outcome.as_ref()), facts);
+    carry_out(ctx, work, d, end.outcome.as_ref(), end.sent).await?;
+    if decide::resend_later(&d, facts, policy(ctx, work)) {
+        ctx.resend_later(work);
+    }
+    Ok(())
 }
 
 fn facts(end: &CallEnd, resumed: bool) -> Facts {
@@ -144,6 +156,7 @@ async fn carry_out(
             Count::Executed => &ctx.counters.executed,
             Count::Failed => &ctx.counters.failed,
             Count::Unknown => &ctx.counters.unknown,
+            Count::Processing => &ctx.counters.processing,
         };
         counter.fetch_add(1, Ordering::Relaxed);
     }
@@ -158,6 +171,9 @@ async fn carry_out(
             }
             (StopKind::Unauthorized, other) => Stop::Unauthorized(other.message().to_string()),
             (StopKind::Unreachable, other) => Stop::Unreachable(failure_message(other, sent)),
+            (StopKind::Config(kind), other) => {
+                Stop::Config(super::stops::config_stop(kind, &other.message()))
+            }
         });
     }
     Ok(())
@@ -219,5 +235,44 @@ fn failure_message(outcome: &Outcome, sent: u32) -> String {
         Outcome::Ambiguous { detail } => format!("gave up after {sent} attempt(s): {detail}"),
         Outcome::RateLimited { .. } => format!("still rate limited after {sent} attempt(s)"),
         other => other.message().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_outcomes_map_to_their_own_answers() {
+        let not_final = Outcome::NotFinal {
+            code: "PENDING".into(),
+            message: String::new(),
+            status: "PENDING".into(),
+        };
+        assert_eq!(answer_of(Some(&not_final)), Answer::NotFinal);
+        let mismatch = Outcome::Mismatch {
+            field: "amount",
+            sent: "1".into(),
+            got: "2".into(),
+        };
+        assert_eq!(answer_of(Some(&mismatch)), Answer::Mismatch);
+        // The code recorded for a mismatch is the one resend refuses.
+        assert_eq!(mismatch.code(), decide::ECHO_MISMATCH);
+        for (kind, want) in [
+            (ProviderStop::Redirect, ConfigKind::Redirect),
+            (ProviderStop::NoSuchRoute, ConfigKind::NoSuchRoute),
+            (ProviderStop::Misconfigured, ConfigKind::Misconfigured),
+            (
+                ProviderStop::RetryAfterTooLong,
+                ConfigKind::RetryAfterTooLong,
+            ),
+        ] {
+            let o = Outcome::Stop {
+                kind,
+                http: 302,
+                detail: String::new(),
+            };
+            assert_eq!(answer_of(Some(&o)), Answer::ConfigStop(want));
+        }
     }
 }

@@ -29,7 +29,7 @@ pub fn audit(store: &Store, run: Option<i64>) -> Result<Vec<AuditLine>> {
 
 /// Records an operator's verdict on each of `ids`, in order; `marked` is
 /// told of each as it is committed. Stops at the first id that is missing
-/// or not unknown.
+/// or neither unknown nor processing.
 pub fn mark(
     store: &mut Store,
     ids: &[String],
@@ -47,7 +47,7 @@ pub fn mark(
             .with_context(|| format!("no payout with transaction id {id:?}"))?;
         let (to, code) = decide::settle_by_operator(p.state, verdict).map_err(|e| {
             anyhow::anyhow!(
-                "payout {id} is {}, not unknown; only unknown payouts can be marked",
+                "payout {id} is {}; only unknown or processing payouts can be marked",
                 e.0
             )
         })?;
@@ -61,8 +61,10 @@ pub fn mark(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResendLine {
     pub transaction_id: String,
-    /// The state it settled in, or `None`: still unknown.
+    /// The state it settled in, or `None`: still unknown (or processing).
     pub settled: Option<State>,
+    /// Not sent, and why (an echo mismatch is never executed).
+    pub refused: Option<String>,
     pub code: String,
     pub message: String,
 }
@@ -78,8 +80,19 @@ pub async fn resend(
 ) -> Result<u64> {
     let mut left = 0;
     for u in unresolved {
+        if let Err(why) = decide::may_resend(u.state, &u.provider_code) {
+            left += 1;
+            each(&ResendLine {
+                transaction_id: u.transaction_id,
+                settled: None,
+                refused: Some(why.to_string()),
+                code: u.provider_code,
+                message: u.provider_message,
+            });
+            continue;
+        }
         let outcome = client.execute(&u.transaction_id).await;
-        let settled = match decide::settle_by_resend(answer_of(Some(&outcome))) {
+        let settled = match decide::settle_by_resend(u.state, answer_of(Some(&outcome))) {
             Resent::Settled(to) => Some(to),
             Resent::StillUnknown => None,
             Resent::Unauthorized => {
@@ -88,17 +101,27 @@ pub async fn resend(
                 }
                 bail!("the provider refused the API key")
             }
+            Resent::ConfigStop(kind) => {
+                bail!(
+                    "configuration error: {}",
+                    super::stops::config_stop(kind, &outcome.message())
+                )
+            }
         };
         match settled {
             Some(to) => {
                 let reason = format!("resend: {} {}", outcome.code(), outcome.message());
-                store.resolve(u.id, State::Unknown, to, "resend", &reason, outcome.code())?;
+                store.resolve(u.id, u.state, to, "resend", &reason, outcome.code())?;
+                if to != State::Executed && to != State::ExecuteFailed {
+                    left += 1;
+                }
             }
             None => left += 1,
         }
         each(&ResendLine {
             transaction_id: u.transaction_id,
             settled,
+            refused: None,
             code: outcome.code().to_string(),
             message: outcome.message().to_string(),
         });

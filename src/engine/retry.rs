@@ -4,7 +4,6 @@
 //! its [`CallEnd`] to the decisions of [`crate::machine::decide`].
 
 use super::Ctx;
-use crate::config::Ambiguous;
 use crate::fault;
 use crate::provider::Outcome;
 use crate::store::Work;
@@ -43,7 +42,7 @@ pub struct CallEnd {
 
 /// One call with the retry policy (README, "Retries"): not-sent answers and
 /// 5xx on an initiation are retried with backoff; 429 waits for the shared
-/// limiter; an ambiguous execute is re-sent only with `ambiguous = resend`.
+/// limiter; an ambiguous execute is never re-sent here (see `resend`).
 pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> CallEnd {
     let mut end = CallEnd {
         outcome: None,
@@ -87,8 +86,11 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
             Outcome::Ambiguous { .. } => {
                 end.maybe_landed = true;
                 failures += 1;
-                let resend = call == Call::Initiate || ctx.opts.ambiguous == Ambiguous::Resend;
-                (!resend || failures >= MAX_ATTEMPTS, true)
+                // An initiate moves no money: re-sent at once. An execute
+                // never is, here, right after the timeout: with
+                // `ambiguous = resend` it is re-sent once, later (`resend`).
+                let resend = call == Call::Initiate;
+                (!resend || failures >= MAX_ATTEMPTS, resend)
             }
             _ => {
                 ctx.limiter.on_success();

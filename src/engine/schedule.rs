@@ -16,6 +16,7 @@ use anyhow::Result;
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
@@ -29,7 +30,15 @@ pub struct EngineOptions {
     /// Requests a payout may use across runs before an initiation that
     /// never gets a final answer is set aside (`max_attempts_total`).
     pub max_attempts_total: u32,
+    /// `ambiguous = resend`: how long after an execute's outcome became
+    /// unknown its one re-send waits ([`DEFAULT_RESEND_DELAY`]).
+    pub resend_delay: Duration,
 }
+
+/// Wait before the one re-send of an unknown execute. A provider that
+/// timed out is often still working on the request; a few seconds let it
+/// finish, so the re-send finds the outcome instead of racing it.
+pub const DEFAULT_RESEND_DELAY: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Default)]
 pub struct RunStats {
@@ -43,6 +52,7 @@ pub(super) struct Counters {
     pub executed: AtomicU64,
     pub failed: AtomicU64,
     pub unknown: AtomicU64,
+    pub processing: AtomicU64,
     pub calls: AtomicU64,
 }
 
@@ -55,6 +65,8 @@ pub(super) struct Ctx {
     stopping: AtomicBool,
     stop: Mutex<Option<Stop>>,
     halted: Mutex<HashSet<String>>,
+    /// Executes to re-send once at the end of the main pass.
+    resend: Mutex<Vec<super::resend::Due>>,
     pub counters: Counters,
 }
 
@@ -74,6 +86,15 @@ impl Ctx {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .contains(currency)
+    }
+    pub fn resend_later(&self, work: &Work) {
+        self.resend
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(super::resend::Due {
+                work: work.clone(),
+                since: Instant::now(),
+            });
     }
     pub fn halt(&self, currency: &str) {
         self.halted
@@ -104,9 +125,11 @@ pub async fn execute_run(
         stopping: AtomicBool::new(false),
         stop: Mutex::new(None),
         halted: Mutex::new(HashSet::new()),
+        resend: Mutex::new(Vec::new()),
         counters: Counters::default(),
     });
     let progress = Progress::start(ctx.clone(), total_open, progress);
+    let for_resend = shutdown.clone();
     let listener = {
         let ctx = ctx.clone();
         AbortOnDrop(tokio::spawn(async move {
@@ -141,12 +164,19 @@ pub async fn execute_run(
     } else {
         writer.apply(held).await
     };
+    let due = std::mem::take(&mut *ctx.resend.lock().unwrap_or_else(|e| e.into_inner()));
+    let resent = if pool.error.is_none() && held.is_ok() && !due.is_empty() {
+        super::resend::resend_once(&ctx, due, for_resend).await
+    } else {
+        Ok(())
+    };
     drop(listener);
     progress.finish();
     if let Some(e) = pool.error {
         return Err(e);
     }
     held?;
+    resent?;
     let stop = ctx.stop.lock().unwrap_or_else(|e| e.into_inner()).clone();
     Ok(RunStats { stop })
 }

@@ -29,11 +29,38 @@ pub enum Answer {
     NotSent,
     /// May have been carried out, and retries ended.
     Ambiguous,
+    /// The transaction exists and is not final (pending, processing...):
+    /// money may still move.
+    NotFinal,
+    /// The answer echoed another transaction id, amount, currency or
+    /// account than was sent: it may belong to another request.
+    Mismatch,
+    /// The provider is set up wrongly for payrun (a redirect, no such
+    /// route, a 405, a `Retry-After` beyond the cap): stop the run.
+    ConfigStop(ConfigKind),
 }
+
+/// Which configuration problem stopped the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigKind {
+    /// A 3xx: redirects are never followed (`base_url` is wrong).
+    Redirect,
+    /// A 404 that is not about the payout: the route does not exist.
+    NoSuchRoute,
+    /// A 405, or a status the profile maps to `misconfigured`.
+    Misconfigured,
+    /// `Retry-After` beyond the cap: the provider asks for a long pause.
+    RetryAfterTooLong,
+}
+
+/// The provider code recorded for a payout whose initiate answer did not
+/// belong to its request. Such a payout is never executed by payrun, not
+/// even by `reconcile --resend`.
+pub const ECHO_MISMATCH: &str = "ECHO_MISMATCH";
 
 impl Answer {
     /// Every kind of answer, for tests that cover them all.
-    pub const ALL: [Answer; 10] = [
+    pub const ALL: [Answer; 16] = [
         Answer::Stopped,
         Answer::Accepted,
         Answer::Refused {
@@ -56,6 +83,12 @@ impl Answer {
         Answer::RateLimited,
         Answer::NotSent,
         Answer::Ambiguous,
+        Answer::NotFinal,
+        Answer::Mismatch,
+        Answer::ConfigStop(ConfigKind::Redirect),
+        Answer::ConfigStop(ConfigKind::NoSuchRoute),
+        Answer::ConfigStop(ConfigKind::Misconfigured),
+        Answer::ConfigStop(ConfigKind::RetryAfterTooLong),
     ];
 }
 
@@ -116,6 +149,8 @@ pub enum Note {
 pub enum StopKind {
     Unauthorized,
     Unreachable,
+    /// A configuration error: nothing more is sent until it is fixed.
+    Config(ConfigKind),
 }
 
 /// Which run counter this decision adds one to (progress display).
@@ -125,6 +160,7 @@ pub enum Count {
     Executed,
     Failed,
     Unknown,
+    Processing,
 }
 
 /// One decision. `to: None` writes nothing.
@@ -248,6 +284,21 @@ pub fn after_initiate(answer: Answer, facts: Facts, policy: Policy) -> Decision 
             note: Note::SetAside,
             ..Decision::write(from, State::SetAside)
         },
+        // The answer may be about another request: nothing is executed
+        // for this payout; an operator looks at it. A not-final status on
+        // an initiation (the classifier accepts those; kept for safety)
+        // means money may move without our execute: the same.
+        Answer::Mismatch | Answer::NotFinal => Decision {
+            note: Note::Answer,
+            count: Some(Count::Unknown),
+            ..Decision::write(from, State::Unknown)
+        },
+        // Fix the set-up, then resume: the intent stays as it is.
+        Answer::ConfigStop(kind) => Decision {
+            note: Note::Answer,
+            stop: Some(StopKind::Config(kind)),
+            ..Decision::write(from, State::Initiating)
+        },
         // Retries exhausted on a transport failure: the provider is down or
         // overloaded, not refusing this payout. Stop with it resumable.
         Answer::RateLimited | Answer::NotSent | Answer::Ambiguous => Decision {
@@ -325,6 +376,26 @@ pub fn after_execute(answer: Answer, facts: Facts) -> Decision {
                 },
             )
         },
+        // Accepted, not final: the provider is working on it.
+        Answer::NotFinal => Decision {
+            note: Note::Answer,
+            count: Some(Count::Processing),
+            ..Decision::write(from, State::Processing)
+        },
+        // An answer about another request says nothing about ours, which
+        // may have been paid.
+        Answer::Mismatch => Decision {
+            note: Note::Answer,
+            count: Some(Count::Unknown),
+            ..Decision::write(from, State::Unknown)
+        },
+        // Fix the set-up, then resume: the intent stays (a resumed
+        // `executing` payout is held or re-sent under the same id).
+        Answer::ConfigStop(kind) => Decision {
+            note: Note::Answer,
+            stop: Some(StopKind::Config(kind)),
+            ..Decision::write(from, State::Executing)
+        },
         // Never carried out, known for sure: still only initiated. Stop the
         // run (the provider is down or throttling hard).
         Answer::NotSent | Answer::RateLimited if !uncertain => Decision {
@@ -350,9 +421,9 @@ pub enum Verdict {
     Failed,
 }
 
-/// Only an unknown payout can be settled by an operator.
+/// Only an unknown or processing payout can be settled by an operator.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("it is {0}, not unknown; only unknown payouts can be marked")]
+#[error("it is {0}; only unknown or processing payouts can be marked")]
 pub struct NotUnknown(pub State);
 
 /// The state and code an operator's verdict writes.
@@ -360,7 +431,7 @@ pub fn settle_by_operator(
     state: State,
     verdict: Verdict,
 ) -> Result<(State, &'static str), NotUnknown> {
-    if state != State::Unknown {
+    if !super::SETTLEABLE.contains(&state) {
         return Err(NotUnknown(state));
     }
     Ok(match verdict {
@@ -374,21 +445,66 @@ pub fn settle_by_operator(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resent {
     Settled(State),
+    /// Nothing learnt: the payout stays in the state it is in.
     StillUnknown,
     /// The key was refused: stop.
     Unauthorized,
+    /// The provider is set up wrongly: stop.
+    ConfigStop(ConfigKind),
 }
 
-pub fn settle_by_resend(answer: Answer) -> Resent {
+/// What a re-sent execute of a payout in `from` (unknown or processing)
+/// settles.
+pub fn settle_by_resend(from: State, answer: Answer) -> Resent {
     match answer {
         Answer::Accepted => Resent::Settled(State::Executed),
         Answer::Refused {
             transaction_failed: true,
             ..
         } => Resent::Settled(State::ExecuteFailed),
+        Answer::NotFinal if from == State::Unknown => Resent::Settled(State::Processing),
         Answer::Unauthorized => Resent::Unauthorized,
+        Answer::ConfigStop(kind) => Resent::ConfigStop(kind),
         _ => Resent::StillUnknown,
     }
+}
+
+/// Why an execute may not be re-sent for a payout.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoResend {
+    #[error("it is {0}; only unknown or processing payouts are re-sent")]
+    NotSettleable(State),
+    #[error(
+        "its initiate answer did not belong to its request (ECHO_MISMATCH): the provider may not \
+         hold this payout as sent; check it with the provider, then `payrun reconcile --mark`"
+    )]
+    EchoMismatch,
+}
+
+/// Whether `reconcile --resend` (or the run's one re-send) may send an
+/// execute for a payout in `state` whose recorded provider code is `code`.
+pub fn may_resend(state: State, code: &str) -> Result<(), NoResend> {
+    if !super::SETTLEABLE.contains(&state) {
+        return Err(NoResend::NotSettleable(state));
+    }
+    if code.eq_ignore_ascii_case(ECHO_MISMATCH) {
+        return Err(NoResend::EchoMismatch);
+    }
+    Ok(())
+}
+
+/// Whether an execute that ended in `d` is re-sent once, later in the
+/// same run (`ambiguous = resend`): only an execute of this process whose
+/// outcome is unknown, never one resumed from an earlier process (its send
+/// in this run was already the re-send), never under `hold`.
+pub fn resend_later(d: &Decision, facts: Facts, policy: Policy) -> bool {
+    !policy.hold_ambiguous
+        && !facts.resumed
+        && d.from == State::Executing
+        && d.to == Some(State::Unknown)
+        // Ambiguous only: an answer about another request (a mismatch)
+        // is not re-sent.
+        && d.note == Note::OutcomeUnknown
 }
 
 /// Whether every payout of a run reached the end the run was asked for.

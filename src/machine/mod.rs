@@ -20,6 +20,10 @@ pub enum State {
     Initiated,
     /// Intent to execute committed; money may be moving.
     Executing,
+    /// The provider accepted the execution but said it is not final
+    /// (pending, processing...): money may move; a status call, a statement
+    /// or an operator settles it.
+    Processing,
     /// Paid.
     Executed,
     /// The provider refused the initiation; no money moved.
@@ -46,11 +50,12 @@ pub enum State {
 pub struct UnknownState(pub String);
 
 impl State {
-    pub const ALL: [State; 10] = [
+    pub const ALL: [State; 11] = [
         State::Pending,
         State::Initiating,
         State::Initiated,
         State::Executing,
+        State::Processing,
         State::Executed,
         State::InitiateFailed,
         State::ExecuteFailed,
@@ -65,6 +70,7 @@ impl State {
             State::Initiating => "initiating",
             State::Initiated => "initiated",
             State::Executing => "executing",
+            State::Processing => "processing",
             State::Executed => "executed",
             State::InitiateFailed => "initiate_failed",
             State::ExecuteFailed => "execute_failed",
@@ -119,22 +125,31 @@ pub const FINAL: &[State] = &[
 /// request may or may not have reached the provider.
 pub const IN_FLIGHT: &[State] = &[State::Initiating, State::Executing];
 
-/// States in which the engine still has work to do for a payout.
+/// States in which the engine still has work to do for a payout, or is
+/// waiting for the provider to finish it (`processing`): the run is not
+/// finished while any remain.
 pub const OPEN: &[State] = &[
     State::Pending,
     State::Initiating,
     State::Initiated,
     State::Executing,
+    State::Processing,
 ];
 
 /// States in which money may have moved (or has).
-pub const MAY_HAVE_PAID: &[State] = &[State::Executing, State::Executed, State::Unknown];
+pub const MAY_HAVE_PAID: &[State] = &[
+    State::Executing,
+    State::Processing,
+    State::Executed,
+    State::Unknown,
+];
 
 /// States that show a run was started on the provider's side: initiated,
 /// executing or paid. An edited copy of such a run's file is refused.
 pub const SENT_OR_PAID: &[State] = &[
     State::Executed,
     State::Executing,
+    State::Processing,
     State::Initiated,
     State::Unknown,
 ];
@@ -144,8 +159,12 @@ pub const SENT_OR_PAID: &[State] = &[
 /// [`decide::resume_phase`].
 pub const RESUMED: &[State] = &[State::Executing, State::Initiating, State::Initiated];
 
-/// States an operator must look at (`payrun reconcile` lists them).
-pub const NEEDS_OPERATOR: &[State] = &[State::Unknown];
+/// States an operator must look at (`payrun reconcile` lists them): an
+/// unknown outcome, and a payout the provider has not finished.
+pub const NEEDS_OPERATOR: &[State] = &[State::Unknown, State::Processing];
+
+/// States an operator (`reconcile --mark`) or a re-sent execute may settle.
+pub const SETTLEABLE: &[State] = &[State::Unknown, State::Processing];
 
 /// States whose payouts `payrun reconcile` lists for an operator with what
 /// can be done: every state that is not done (open, unknown, set aside).
@@ -154,6 +173,7 @@ pub const NOT_DONE: &[State] = &[
     State::Initiating,
     State::Initiated,
     State::Executing,
+    State::Processing,
     State::Unknown,
     State::SetAside,
 ];
@@ -173,6 +193,9 @@ pub const TRANSITIONS: &[(State, State)] = &[
     (State::Initiating, State::InitiateFailed),
     // The attempt budget is spent without a final answer: parked.
     (State::Initiating, State::SetAside),
+    // The initiate answer did not belong to the request (echo mismatch):
+    // parked for an operator, never executed.
+    (State::Initiating, State::Unknown),
     // Execute of an initiated payout: intent first.
     (State::Initiated, State::Executing),
     (State::Executing, State::Executing),
@@ -181,9 +204,17 @@ pub const TRANSITIONS: &[(State, State)] = &[
     (State::Executing, State::Executed),
     (State::Executing, State::ExecuteFailed),
     (State::Executing, State::Unknown),
-    // Settled by an operator, a statement or a re-sent execute.
+    // Accepted, not final: the provider is still working on it.
+    (State::Executing, State::Processing),
+    // Settled by a status call, a statement, an operator or a re-sent execute.
+    (State::Processing, State::Executed),
+    (State::Processing, State::ExecuteFailed),
+    (State::Processing, State::Unknown),
+    // Settled by an operator, a statement or a re-sent execute (which may
+    // also find it accepted but not final).
     (State::Unknown, State::Executed),
     (State::Unknown, State::ExecuteFailed),
+    (State::Unknown, State::Processing),
 ];
 
 /// Whether payrun may move a payout from `from` to `to`.
@@ -224,11 +255,35 @@ mod tests {
     }
 
     #[test]
+    fn processing_may_have_paid_is_open_not_final_and_listed_for_operators() {
+        let p = State::Processing;
+        assert!(p.may_have_paid() && p.is_open() && !p.is_final() && !p.is_in_flight());
+        assert!(NEEDS_OPERATOR.contains(&p) && SENT_OR_PAID.contains(&p));
+        assert!(allowed(State::Executing, p));
+        for to in [State::Executed, State::ExecuteFailed, State::Unknown] {
+            assert!(allowed(p, to), "{p} -> {to}");
+        }
+        // Never back to a state that would send it again.
+        for to in [
+            State::Pending,
+            State::Initiating,
+            State::Initiated,
+            State::Executing,
+        ] {
+            assert!(!allowed(p, to), "{p} -> {to}");
+        }
+        assert_eq!(State::parse("processing"), Ok(p));
+    }
+
+    #[test]
     fn final_states_are_only_left_by_settling_unknown() {
         for &(from, to) in TRANSITIONS {
             if from.is_final() {
                 assert_eq!(from, State::Unknown, "{from} -> {to}");
-                assert!(matches!(to, State::Executed | State::ExecuteFailed));
+                assert!(matches!(
+                    to,
+                    State::Executed | State::ExecuteFailed | State::Processing
+                ));
             }
         }
     }

@@ -13,6 +13,7 @@
 pub mod classify;
 pub mod endpoint;
 pub mod outcome;
+pub mod probe;
 pub mod profile;
 pub mod status;
 pub mod wire;
@@ -171,12 +172,24 @@ impl Client {
         call: CallKind,
         sent: &Sent<'_>,
     ) -> Outcome {
+        self.exchange(rb, body, call, sent).await.outcome
+    }
+
+    /// One request and its classified answer, with the raw status and body
+    /// kept for `probe` (the body as read, within the cap, not scrubbed).
+    async fn exchange<T: Serialize>(
+        &self,
+        rb: reqwest::RequestBuilder,
+        body: &T,
+        call: CallKind,
+        sent: &Sent<'_>,
+    ) -> Exchange {
         let body = match serde_json::to_vec(body) {
             Ok(b) => b,
             Err(e) => {
-                return Outcome::NotSent {
+                return Exchange::without_answer(Outcome::NotSent {
                     detail: format!("cannot encode request: {e}"),
-                };
+                });
             }
         };
         let resp = rb
@@ -186,7 +199,11 @@ impl Client {
             .await;
         let resp = match resp {
             Ok(r) => r,
-            Err(e) => return classify_transport_error(&e).scrubbed(&self.scrubber),
+            Err(e) => {
+                return Exchange::without_answer(
+                    classify_transport_error(&e).scrubbed(&self.scrubber),
+                );
+            }
         };
         let http = resp.status().as_u16();
         let retry_after = resp
@@ -207,7 +224,30 @@ impl Client {
             body,
             received,
         };
-        classify(call, sent, &answer, &self.profile).scrubbed(&self.scrubber)
+        let outcome = classify(call, sent, &answer, &self.profile).scrubbed(&self.scrubber);
+        Exchange {
+            http: Some(http),
+            body: read.ok(),
+            outcome,
+        }
+    }
+}
+
+/// A request's answer as received, and how it was classified.
+struct Exchange {
+    http: Option<u16>,
+    /// The complete body, when it was read whole within the cap.
+    body: Option<Vec<u8>>,
+    outcome: Outcome,
+}
+
+impl Exchange {
+    fn without_answer(outcome: Outcome) -> Exchange {
+        Exchange {
+            http: None,
+            body: None,
+            outcome,
+        }
     }
 }
 

@@ -24,6 +24,10 @@ pub fn advice(state: State) -> &'static str {
             "outcome unknown: --statement FILE, --poll, --resend, \
              or --mark executed|failed ID --reason TEXT"
         }
+        State::Processing => {
+            "accepted by the provider, not final yet: --poll (when the provider has a status \
+             call), --statement FILE, or --mark executed|failed ID --reason TEXT"
+        }
         State::SetAside => {
             "set aside: its attempt budget ran out without a final answer; check it with the \
              provider (no money moved: it was never executed) and pay it in a new run if due"

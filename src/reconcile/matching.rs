@@ -109,9 +109,13 @@ fn status_verdict(state: State, status: StatementStatus) -> (Verdict, Option<Sta
         (State::Executed, Paid) => (Verdict::Matched, None),
         (State::ExecuteFailed | State::InitiateFailed, Failed) => (Verdict::Matched, None),
         (State::Initiated, NotFinal) => (Verdict::Matched, None),
-        (State::Unknown, Paid) => (Verdict::Matched, Some(State::Executed)),
-        (State::Unknown, Failed) => (Verdict::Matched, Some(State::ExecuteFailed)),
-        (State::Unknown | State::Executing, NotFinal) => (Verdict::NotSettled, None),
+        (State::Unknown | State::Processing, Paid) => (Verdict::Matched, Some(State::Executed)),
+        (State::Unknown | State::Processing, Failed) => {
+            (Verdict::Matched, Some(State::ExecuteFailed))
+        }
+        (State::Unknown | State::Executing | State::Processing, NotFinal) => {
+            (Verdict::NotSettled, None)
+        }
         (State::Executed, _) => (Verdict::ExecutedNotPaid, None),
         (_, Paid) => (Verdict::PaidNotExecuted, None),
         _ => (Verdict::StatusDiffers, None),

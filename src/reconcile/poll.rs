@@ -16,7 +16,7 @@ use std::time::Duration;
 
 /// States a status answer may settle. (`processing`, once the state
 /// machine has it, belongs here too.)
-pub const POLLED: &[State] = &[State::Unknown];
+pub const POLLED: &[State] = &[State::Unknown, State::Processing];
 
 /// Rounds of questions before giving up for now: with [`POLL_INTERVAL`],
 /// a few seconds, enough for a provider that settles within moments of the

@@ -292,11 +292,11 @@ mod tests {
         store
             .conn
             .execute(
-                "UPDATE payouts SET state = 'processing' WHERE transaction_id = 'tx-3'",
+                "UPDATE payouts SET state = 'settling' WHERE transaction_id = 'tx-3'",
                 [],
             )
             .unwrap();
-        let has_state = |e: anyhow::Error| format!("{e:#}").contains("processing");
+        let has_state = |e: anyhow::Error| format!("{e:#}").contains("settling");
         assert!(has_state(store.state_counts(run_id).unwrap_err()));
         assert!(has_state(store.totals(run_id).unwrap_err()));
         assert!(has_state(

@@ -155,9 +155,9 @@ mod tests {
     fn state_lists_come_from_the_named_sets() {
         assert_eq!(
             state_list(OPEN),
-            "'pending', 'initiating', 'initiated', 'executing'"
+            "'pending', 'initiating', 'initiated', 'executing', 'processing'"
         );
-        assert_eq!(state_list(NEEDS_OPERATOR), "'unknown'");
+        assert_eq!(state_list(NEEDS_OPERATOR), "'unknown', 'processing'");
     }
 
     #[test]
@@ -168,8 +168,8 @@ mod tests {
             .unwrap();
         assert_eq!(ok, State::Executing);
         let err = conn
-            .query_row("SELECT 'processing'", [], |r| r.get::<_, State>(0))
+            .query_row("SELECT 'settling'", [], |r| r.get::<_, State>(0))
             .unwrap_err();
-        assert!(format!("{err}").contains("processing"), "{err}");
+        assert!(format!("{err}").contains("settling"), "{err}");
     }
 }

@@ -37,6 +37,9 @@ fn uncertain() -> Facts {
 use State::*;
 use StopKind::{Unauthorized as Unauth, Unreachable};
 
+const REDIRECT: Answer = Answer::ConfigStop(ConfigKind::Redirect);
+const CFG_REDIRECT: StopKind = StopKind::Config(ConfigKind::Redirect);
+
 /// (answer, facts, expected to-state, expected stop)
 type Row = (Answer, Facts, Option<State>, Option<StopKind>);
 
@@ -75,6 +78,19 @@ fn initiation_table() {
             uncertain(),
             Some(Initiating),
             Some(Unreachable),
+        ),
+        // The answer belongs to another request: parked, never executed.
+        (Answer::Mismatch, certain(), Some(Unknown), None),
+        (Answer::Mismatch, uncertain(), Some(Unknown), None),
+        (Answer::NotFinal, certain(), Some(Unknown), None),
+        // A configuration stop keeps the intent and stops the run.
+        (REDIRECT, certain(), Some(Initiating), Some(CFG_REDIRECT)),
+        (REDIRECT, uncertain(), Some(Initiating), Some(CFG_REDIRECT)),
+        (
+            Answer::ConfigStop(ConfigKind::RetryAfterTooLong),
+            certain(),
+            Some(Initiating),
+            Some(StopKind::Config(ConfigKind::RetryAfterTooLong)),
         ),
     ];
     for (answer, facts, to, stop) in table {
@@ -142,6 +158,26 @@ fn execution_table() {
         ),
         (Answer::NotSent, uncertain(), Some(Unknown), None),
         (Answer::Ambiguous, uncertain(), Some(Unknown), None),
+        // Accepted, not final: processing, whatever came before.
+        (Answer::NotFinal, certain(), Some(Processing), None),
+        (Answer::NotFinal, uncertain(), Some(Processing), None),
+        (Answer::Mismatch, certain(), Some(Unknown), None),
+        (Answer::Mismatch, uncertain(), Some(Unknown), None),
+        // A configuration stop keeps the execute intent, resumable.
+        (REDIRECT, certain(), Some(Executing), Some(CFG_REDIRECT)),
+        (REDIRECT, uncertain(), Some(Executing), Some(CFG_REDIRECT)),
+        (
+            Answer::ConfigStop(ConfigKind::NoSuchRoute),
+            certain(),
+            Some(Executing),
+            Some(StopKind::Config(ConfigKind::NoSuchRoute)),
+        ),
+        (
+            Answer::ConfigStop(ConfigKind::Misconfigured),
+            certain(),
+            Some(Executing),
+            Some(StopKind::Config(ConfigKind::Misconfigured)),
+        ),
     ];
     for (answer, facts, to, stop) in table {
         let d = after_execute(answer, facts);
@@ -263,18 +299,110 @@ fn operator_and_resend_settle_only_unknown() {
         Err(NotUnknown(Executed))
     );
     assert_eq!(
-        settle_by_resend(Answer::Accepted),
+        settle_by_operator(Processing, Verdict::Executed),
+        Ok((Executed, "OPERATOR_MARKED_EXECUTED"))
+    );
+    assert_eq!(
+        settle_by_operator(Executing, Verdict::Failed),
+        Err(NotUnknown(Executing))
+    );
+    assert_eq!(
+        settle_by_resend(Unknown, Answer::Accepted),
         Resent::Settled(Executed)
     );
-    assert_eq!(settle_by_resend(TX_FAILED), Resent::Settled(ExecuteFailed));
-    assert_eq!(settle_by_resend(REFUSED), Resent::StillUnknown);
-    assert_eq!(settle_by_resend(Answer::Ambiguous), Resent::StillUnknown);
-    assert_eq!(settle_by_resend(Answer::Unauthorized), Resent::Unauthorized);
-    for a in Answer::ALL {
-        if let Resent::Settled(to) = settle_by_resend(a) {
-            assert!(allowed(Unknown, to));
+    assert_eq!(
+        settle_by_resend(Unknown, TX_FAILED),
+        Resent::Settled(ExecuteFailed)
+    );
+    assert_eq!(settle_by_resend(Unknown, REFUSED), Resent::StillUnknown);
+    assert_eq!(
+        settle_by_resend(Unknown, Answer::Ambiguous),
+        Resent::StillUnknown
+    );
+    assert_eq!(
+        settle_by_resend(Unknown, Answer::Unauthorized),
+        Resent::Unauthorized
+    );
+    assert_eq!(
+        settle_by_resend(Unknown, Answer::NotFinal),
+        Resent::Settled(Processing)
+    );
+    assert_eq!(
+        settle_by_resend(Processing, Answer::NotFinal),
+        Resent::StillUnknown
+    );
+    assert_eq!(
+        settle_by_resend(Processing, Answer::Accepted),
+        Resent::Settled(Executed)
+    );
+    assert_eq!(
+        settle_by_resend(Unknown, Answer::Mismatch),
+        Resent::StillUnknown
+    );
+    assert_eq!(
+        settle_by_resend(Unknown, REDIRECT),
+        Resent::ConfigStop(ConfigKind::Redirect)
+    );
+    for from in [Unknown, Processing] {
+        for a in Answer::ALL {
+            if let Resent::Settled(to) = settle_by_resend(from, a) {
+                assert!(allowed(from, to), "{from} -> {to}");
+            }
         }
     }
+}
+
+#[test]
+fn echo_mismatch_is_never_resent() {
+    assert_eq!(may_resend(Unknown, "AMBIGUOUS"), Ok(()));
+    assert_eq!(may_resend(Processing, "PENDING"), Ok(()));
+    assert_eq!(
+        may_resend(Unknown, ECHO_MISMATCH),
+        Err(NoResend::EchoMismatch)
+    );
+    assert_eq!(
+        may_resend(Unknown, "echo_mismatch"),
+        Err(NoResend::EchoMismatch)
+    );
+    assert_eq!(
+        may_resend(Executed, "SUCCESS"),
+        Err(NoResend::NotSettleable(Executed))
+    );
+}
+
+#[test]
+fn only_an_ambiguous_execute_of_this_process_is_resent_later_and_never_under_hold() {
+    let resend = Policy::default();
+    let hold = Policy {
+        hold_ambiguous: true,
+        ..Policy::default()
+    };
+    let ambiguous = after_execute(Answer::Ambiguous, uncertain());
+    assert!(resend_later(&ambiguous, uncertain(), resend));
+    assert!(!resend_later(&ambiguous, uncertain(), hold));
+    let resumed = Facts {
+        resumed: true,
+        ..uncertain()
+    };
+    assert!(!resend_later(
+        &after_execute(Answer::Ambiguous, resumed),
+        resumed,
+        resend
+    ));
+    for a in [
+        Answer::Accepted,
+        TX_FAILED,
+        Answer::NotFinal,
+        Answer::Mismatch,
+        REDIRECT,
+        Answer::Stopped,
+    ] {
+        let d = after_execute(a, uncertain());
+        assert!(!resend_later(&d, uncertain(), resend), "{a:?}");
+    }
+    // An initiation is never re-sent by this path.
+    let d = after_initiate(Answer::Mismatch, certain(), resend);
+    assert!(!resend_later(&d, certain(), resend));
 }
 
 #[test]
@@ -300,6 +428,8 @@ fn run_completion() {
 #[derive(Debug, Default)]
 struct World {
     paid: bool,
+    /// An initiate answer belonged to another request.
+    mismatched: bool,
 }
 
 /// One step of the simulation: what the provider does with one call, and
@@ -362,6 +492,7 @@ fn simulate(state: State, s: Step, world: &mut World) -> State {
             if s.crash {
                 return state;
             }
+            world.mismatched |= answer == Answer::Mismatch;
             let facts = Facts {
                 resumed,
                 maybe_landed: answer == Answer::Ambiguous,
@@ -370,6 +501,9 @@ fn simulate(state: State, s: Step, world: &mut World) -> State {
             (Initiating, after_initiate(answer, facts, policy))
         }
         Phase::Execute { resumed } => {
+            // A payout whose initiate answer was about another request is
+            // never executed.
+            assert!(!world.mismatched, "executing after an echo mismatch");
             let mut from = state;
             match execute_start(state, resumed, policy) {
                 ExecuteStart::Skip => return state,
@@ -379,7 +513,8 @@ fn simulate(state: State, s: Step, world: &mut World) -> State {
             }
             let carried = match answer {
                 Answer::Accepted => true,
-                Answer::Ambiguous => s.landed,
+                // Accepted, not final: it may still be paid.
+                Answer::Ambiguous | Answer::NotFinal | Answer::Mismatch => s.landed,
                 _ => false,
             };
             world.paid |= carried || (s.crash && s.landed);
@@ -388,7 +523,10 @@ fn simulate(state: State, s: Step, world: &mut World) -> State {
             }
             let facts = Facts {
                 resumed,
-                maybe_landed: answer == Answer::Ambiguous,
+                maybe_landed: matches!(
+                    answer,
+                    Answer::Ambiguous | Answer::NotFinal | Answer::Mismatch
+                ),
                 sent: u32::from(answer != Answer::Stopped),
             };
             (from, after_execute(answer, facts))
@@ -442,6 +580,7 @@ proptest! {
         if world.paid {
             prop_assert!(state.may_have_paid(), "paid but {state}");
         }
+
     }
 }
 

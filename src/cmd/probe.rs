@@ -1,0 +1,89 @@
+//! `payrun probe`: before a first real run, asks the provider five
+//! questions with calls that move no money and prints what each answer
+//! was, how the current profile reads it, whether `ambiguous = "resend"`
+//! looks safe, and a profile to start from. The library part is
+//! `provider::probe`.
+
+use super::runtime;
+use crate::config::Config;
+use crate::exit::Exit;
+use crate::provider::probe::{self, ProbeSettings, ResendVerdict};
+use crate::provider::{Client, Profile};
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct ProbeArgs {
+    /// Config file (default: ./payrun.toml if present): base_url, key, profile.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The provider's base URL (overrides `base_url` in the config).
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Beneficiary account of the test payout (it is initiated, never executed).
+    #[arg(long, default_value = "2250700000001")]
+    pub account: String,
+    /// Payout method of the test payout.
+    #[arg(long, default_value = "momo")]
+    pub method: String,
+    /// Currency of the test payout.
+    #[arg(long, default_value = "XOF")]
+    pub currency: String,
+    /// Amount of the test payout, as sent (digits): the smallest by default.
+    #[arg(long, default_value = "1")]
+    pub amount: String,
+}
+
+pub fn command(args: ProbeArgs) -> Result<Exit> {
+    let cfg = Config::load(args.config.as_deref())?;
+    let base_url = args
+        .base_url
+        .clone()
+        .or(cfg.base_url.clone())
+        .context("no provider URL: pass --base-url or set base_url in payrun.toml")?;
+    if args.amount.is_empty() || !args.amount.bytes().all(|b| b.is_ascii_digit()) {
+        anyhow::bail!(
+            "--amount {:?} is not digits; give the amount as sent, e.g. --amount 1",
+            args.amount
+        );
+    }
+    let profile = Profile::from_config(&cfg)?;
+    let client = Client::with_profile(&base_url, &cfg.api_key()?, profile)?;
+    let settings = ProbeSettings {
+        account: args.account.clone(),
+        method: args.method.clone(),
+        currency: args.currency.clone(),
+        amount: args.amount.clone(),
+        sender: (&cfg.sender).into(),
+    };
+    let rt = runtime(Some(1))?;
+    let report = rt.block_on(probe::probe(&client, &settings))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "payrun probe of {} (test payout {}: initiated, never executed)\n",
+        client.base_url(),
+        report.transaction_id
+    )?;
+    for (i, s) in report.steps.iter().enumerate() {
+        writeln!(out, "{}. {}", i + 1, s.question)?;
+        writeln!(out, "   sent:     {}", s.request)?;
+        let http = s
+            .http
+            .map_or("no answer".to_string(), |h| format!("HTTP {h}"));
+        let code = s.code.as_deref().unwrap_or("-");
+        writeln!(out, "   answer:   {http}, code {code}")?;
+        writeln!(out, "   body:     {}", s.body)?;
+        writeln!(out, "   profile:  {} ({})", s.class, s.class_code)?;
+        let mark = if s.ok { "ok" } else { "CHECK" };
+        writeln!(out, "   finding:  [{mark}] {}\n", s.finding)?;
+    }
+    match &report.resend {
+        ResendVerdict::Unsafe(why) => writeln!(out, "resend: NOT safe: {why}\n")?,
+        ResendVerdict::Unproven(why) => writeln!(out, "resend: not proven: {why}\n")?,
+    }
+    writeln!(out, "{}", report.skeleton)?;
+    out.flush()?;
+    Ok(Exit::complete_if(report.steps.iter().all(|s| s.ok)))
+}
