@@ -1,7 +1,7 @@
 //! `payrun status`: the runs in a database, with counts per state and
 //! totals per currency, on standard output.
 
-use crate::config::DEFAULT_DB;
+use crate::config::Config;
 use crate::exit::Exit;
 use crate::store::Store;
 use anyhow::{Result, bail};
@@ -10,20 +10,26 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
-    /// The checkpoint database.
-    #[arg(long, default_value = DEFAULT_DB)]
-    pub db: PathBuf,
+    /// The checkpoint database [default: `database` in payrun.toml, else
+    /// payrun.db in the per-user data folder, e.g. ~/.local/share/payrun/].
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Use the built-in sandbox's database (payrun-sandbox.db) by default.
+    #[arg(long)]
+    pub sandbox: bool,
 }
 
 pub fn command(args: StatusArgs) -> Result<Exit> {
-    if !args.db.exists() {
-        bail!("no database at {}; pass --db", args.db.display());
+    let db = crate::config::resolve_db(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
+    if !db.exists() {
+        bail!("no database at {}; pass --db", db.display());
     }
-    let store = Store::open(&args.db)?;
+    let store = Store::open(&db)?;
     let runs = store.runs()?;
     let mut out = std::io::stdout().lock();
+    writeln!(out, "database: {}", db.display())?;
     if runs.is_empty() {
-        writeln!(out, "no runs in {}", args.db.display())?;
+        writeln!(out, "no runs in {}", db.display())?;
     }
     for run in runs {
         let counts = store.state_counts(run.id)?;
@@ -34,9 +40,22 @@ pub fn command(args: StatusArgs) -> Result<Exit> {
         };
         writeln!(
             out,
-            "run {}  {}  {}  {} rows  {}",
-            run.id, run.file_path, run.created_at, run.rows_total, status
+            "run {}  {}  {}  {} rows  {}{}",
+            run.id,
+            run.file_path,
+            run.created_at,
+            run.rows_total,
+            status,
+            if run.period.is_empty() {
+                String::new()
+            } else {
+                format!("  period {}", run.period)
+            }
         )?;
+        let skipped = store.skipped_count(run.id)?;
+        if skipped > 0 {
+            writeln!(out, "  already paid by earlier runs, not sent: {skipped}")?;
+        }
         let counts: Vec<String> = counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
         writeln!(out, "  states: {}", counts.join(", "))?;
         for (currency, states) in store.totals(run.id)? {

@@ -31,18 +31,21 @@
 //! - [`apply`]: the claim and the transitions, checked against the state
 //!   machine and the state the payout is in;
 //! - [`writer`]: the thread that group-commits them;
+//! - [`history`]: earlier payouts by id and by beneficiary (re-runs and
+//!   the repeat guard), skipped rows, failed rows;
 //! - [`reads`]: runs, counts, totals, report rows, unresolved, audit;
 //! - [`resolve`]: an operator's decision on a payout, with its audit line;
 //! - [`lock`]: one run at a time per database file;
 //! - [`sql`]: SQL fragments and row mappers shared by the others.
 
 mod apply;
+mod history;
 mod import;
 mod lock;
 mod open;
 mod reads;
 mod resolve;
-mod schema;
+pub(crate) mod schema;
 mod sql;
 pub mod types;
 mod writer;
@@ -50,8 +53,9 @@ mod writer;
 pub use apply::WriteError;
 pub use import::{DuplicateIds, Import, ImportError};
 pub use lock::RunLock;
+pub use reads::SKIPPED;
 pub use schema::APPLICATION_ID;
-pub use types::{NewRun, ReportRow, RunInfo, Tally, Totals, Transition, Unresolved, Work};
+pub use types::{Earlier, NewRun, ReportRow, RunInfo, Tally, Totals, Transition, Unresolved, Work};
 pub use writer::{Writer, WriterThread};
 
 use rusqlite::Connection;
@@ -104,6 +108,8 @@ pub(crate) mod test_support {
             file_path: "payroll.csv",
             provider: "sandbox",
             sender,
+            period: "2026-05",
+            sheet: "",
         }
     }
 }
