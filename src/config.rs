@@ -24,9 +24,11 @@ pub fn default_db(sandbox: bool) -> Result<PathBuf> {
     let dir = dirs::data_dir().context(
         "no per-user data folder (HOME is not set): pass --db or set `database` in payrun.toml",
     )?;
-    Ok(dir
-        .join("payrun")
-        .join(if sandbox { DEFAULT_SANDBOX_DB } else { DEFAULT_DB }))
+    Ok(dir.join("payrun").join(if sandbox {
+        DEFAULT_SANDBOX_DB
+    } else {
+        DEFAULT_DB
+    }))
 }
 
 /// The database a command uses: the flag, else the `database` key, else

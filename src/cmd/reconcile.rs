@@ -56,7 +56,11 @@ pub enum Mark {
 }
 
 pub fn command(args: ReconcileArgs) -> Result<Exit> {
-    let db = crate::config::resolve_db(args.db.as_deref(), &Config::load(args.config.as_deref())?, args.sandbox)?;
+    let db = crate::config::resolve_db(
+        args.db.as_deref(),
+        &Config::load(args.config.as_deref())?,
+        args.sandbox,
+    )?;
     if !db.exists() {
         bail!("no database at {}; pass --db", db.display());
     }

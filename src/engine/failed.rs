@@ -36,8 +36,8 @@ pub fn write(
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    let file = std::fs::File::create(&tmp)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    let file =
+        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
     let mut out = csv::WriterBuilder::new()
         .delimiter(source.delimiter())
         .flexible(true)
@@ -74,7 +74,10 @@ mod tests {
         let input = dir.path().join("in.csv");
         std::fs::write(&input, "Compte;Montant\nA;1\nB;2\n\nC;3\n").unwrap();
         let out = dir.path().join("failed.csv");
-        let failed = vec![(2, "execute_failed: X".to_string()), (5, "=bad".to_string())];
+        let failed = vec![
+            (2, "execute_failed: X".to_string()),
+            (5, "=bad".to_string()),
+        ];
         assert!(write(&out, &input, None, &failed).unwrap().is_some());
         let text = std::fs::read_to_string(&out).unwrap();
         assert_eq!(

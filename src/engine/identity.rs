@@ -81,7 +81,13 @@ pub fn check_period(period: &str) -> Result<String> {
 /// period. The same bytes with the same batch resume the same run.
 pub fn run_identity(file_sha256: &str, batch: &Batch) -> String {
     let mut h = Sha256::new();
-    for part in ["run-v2", file_sha256, &batch.label, &batch.sheet, &batch.period] {
+    for part in [
+        "run-v2",
+        file_sha256,
+        &batch.label,
+        &batch.sheet,
+        &batch.period,
+    ] {
         h.update(part.as_bytes());
         h.update([0]);
     }
@@ -133,7 +139,13 @@ pub struct Occurrences {
 impl Occurrences {
     /// The occurrence number of this row (1 for the first), and the first
     /// row with the same payout when this one repeats it.
-    pub fn next(&mut self, account: &str, currency: &str, amount: &str, row: u64) -> (u32, Option<u64>) {
+    pub fn next(
+        &mut self,
+        account: &str,
+        currency: &str,
+        amount: &str,
+        row: u64,
+    ) -> (u32, Option<u64>) {
         let mut h = Sha256::new();
         for part in [account, currency, amount] {
             h.update(part.as_bytes());
@@ -172,7 +184,8 @@ pub fn snapshot(path: &Path) -> Result<Snapshot> {
         .map(|n| n.to_os_string())
         .unwrap_or_else(|| "input".into());
     let copy = dir.path().join(name);
-    let mut dst = std::fs::File::create(&copy).context("cannot create a private copy of the input")?;
+    let mut dst =
+        std::fs::File::create(&copy).context("cannot create a private copy of the input")?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
@@ -240,7 +253,10 @@ mod tests {
     fn derived_ids_depend_on_the_payout_and_the_batch_only() {
         let b = batch("2026-11");
         let id = derived_id(&key("A1", "1000"), &b, 1);
-        assert!(id.starts_with("pr-2026-11-") && id.len() == 11 + ID_HASH_HEX, "{id}");
+        assert!(
+            id.starts_with("pr-2026-11-") && id.len() == 11 + ID_HASH_HEX,
+            "{id}"
+        );
         assert_eq!(id, derived_id(&key("A1", "1000"), &b, 1));
         assert_ne!(id, derived_id(&key("A2", "1000"), &b, 1));
         assert_ne!(id, derived_id(&key("A1", "1001"), &b, 1));

@@ -217,9 +217,10 @@ pub fn import(
     let guard = if settings.allow_repeats {
         None
     } else {
-        Some(Guard::new(
-            imp.recent_payouts(settings.repeat_window_days, repeat::GUARDED)?,
-        ))
+        Some(Guard::new(imp.recent_payouts(
+            settings.repeat_window_days,
+            repeat::GUARDED,
+        )?))
     };
     let mut rules = Rules {
         batch,

@@ -20,11 +20,11 @@
 pub mod failed;
 pub mod identity;
 pub mod import;
-pub mod repeat;
 pub mod limiter;
 pub mod pay;
 pub mod progress;
 pub mod reconcile;
+pub mod repeat;
 pub mod retry;
 mod schedule;
 
@@ -225,7 +225,14 @@ pub async fn run(
     let _lock = RunLock::acquire(&settings.db)?;
     let mut store = Store::open(&settings.db)?;
 
-    let run = match find_or_import(&mut store, settings, &snapshot, &batch, &provider.name, notify)? {
+    let run = match find_or_import(
+        &mut store,
+        settings,
+        &snapshot,
+        &batch,
+        &provider.name,
+        notify,
+    )? {
         Ok(run) => run,
         Err(outcome) => return Ok(outcome),
     };
@@ -323,7 +330,8 @@ fn find_or_import(
     // A run imported under the old identity scheme (which ignored the
     // worksheet, so only without --sheet).
     if settings.sheet.is_none()
-        && let Some(run) = store.find_run(&import::run_identity(&snapshot.sha256, &settings.label))?
+        && let Some(run) =
+            store.find_run(&import::run_identity(&snapshot.sha256, &settings.label))?
         && run.id_scheme == 1
     {
         return Ok(Ok(resume(run)?));

@@ -171,7 +171,11 @@ impl Guard {
             currency: currency.to_string(),
             of,
         };
-        let key = (account.to_string(), currency.to_string(), amount.to_string());
+        let key = (
+            account.to_string(),
+            currency.to_string(),
+            amount.to_string(),
+        );
         let mut out: Vec<Repeat> = self
             .by_key
             .get(&key)
@@ -256,7 +260,10 @@ mod tests {
     #[test]
     fn an_open_payout_of_a_finished_run_is_skipped_and_a_reused_id_conflicts() {
         let e = earlier(3, State::Initiated, true);
-        assert!(matches!(plan("b", std::slice::from_ref(&e), true), Plan::Skip(_)));
+        assert!(matches!(
+            plan("b", std::slice::from_ref(&e), true),
+            Plan::Skip(_)
+        ));
         assert!(matches!(plan("b", &[e], false), Plan::Conflict(_)));
     }
 

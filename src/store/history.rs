@@ -222,7 +222,8 @@ mod tests {
         {
             let mut conn = rusqlite::Connection::open(&path).unwrap();
             let tx = conn.transaction().unwrap();
-            tx.execute_batch(crate::store::schema::MIGRATIONS[0]).unwrap();
+            tx.execute_batch(crate::store::schema::MIGRATIONS[0])
+                .unwrap();
             tx.execute_batch(&format!(
                 "PRAGMA user_version = 1; PRAGMA application_id = {};",
                 crate::store::APPLICATION_ID

@@ -45,7 +45,7 @@ mod lock;
 mod open;
 mod reads;
 mod resolve;
-pub(crate) mod schema;
+mod schema;
 mod sql;
 pub mod types;
 mod writer;

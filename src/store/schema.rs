@@ -12,7 +12,8 @@ pub const APPLICATION_ID: i32 = 0x5041_5952;
 
 /// Append-only: never edit a released entry, only add new ones. Entry `i`
 /// moves the schema from `user_version = i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[r#"
+pub(crate) const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id            INTEGER PRIMARY KEY,
     identity      TEXT NOT NULL UNIQUE,   -- sha256(file bytes [+ label])
