@@ -8,7 +8,7 @@
 
 use super::Store;
 use super::import::Import;
-use super::sql::RUN_RANGE;
+use super::sql::{RUN_RANGE, state_list};
 use super::types::{Earlier, RunInfo};
 use crate::machine::State;
 use anyhow::{Context, Result};
@@ -62,15 +62,13 @@ impl Import<'_> {
             .collect::<rusqlite::Result<Vec<i64>>>()?;
         let mut stmt = self.tx.prepare(&format!(
             "SELECT {EARLIER_COLS} FROM payouts p JOIN runs r ON r.id = p.run_id
-             WHERE p.{RUN_RANGE} ORDER BY p.id"
+             WHERE p.{RUN_RANGE} AND p.state IN ({}) ORDER BY p.id",
+            state_list(states)
         ))?;
         let mut out = Vec::new();
         for id in ids {
             for e in stmt.query_map([id], earlier_from_row)? {
-                let e = e.context("cannot read earlier payouts")?;
-                if states.contains(&e.state) {
-                    out.push(e);
-                }
+                out.push(e.context("cannot read earlier payouts")?);
             }
         }
         Ok(out)
