@@ -387,3 +387,33 @@ fn the_worksheet_is_part_of_the_identity() {
     assert!(ledger.transactions.iter().all(|t| t.debits == 1));
     assert_each_paid_at_most_once(&ledger);
 }
+
+#[test]
+fn a_named_pipe_is_read_once_and_recognised_like_the_file() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(3, account));
+    let script = format!(
+        "exec \"$0\" run <(cat {:?}) --base-url {} --db {:?} --report {:?} --quiet",
+        file,
+        sb.base_url(),
+        w.db(),
+        w.report()
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env("PAYRUN_API_KEY", KEY)
+        .env("XDG_DATA_HOME", w.path("data"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(sb.ledger().transactions.len(), 3);
+    // The file itself is the same payouts: nothing more.
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(sb.ledger().transactions.len(), 3);
+    assert_each_paid_at_most_once(&sb.ledger());
+}
