@@ -9,10 +9,37 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Default database file, and the one used with `--sandbox` so that a demo
-/// run on the simulator can never be mistaken for a real run of the same file.
+/// Default database file name, and the one used with `--sandbox` so that a
+/// demo run on the simulator can never be mistaken for a real run of the
+/// same file. Both live in the per-user data folder ([`default_db`]).
 pub const DEFAULT_DB: &str = "payrun.db";
 pub const DEFAULT_SANDBOX_DB: &str = "payrun-sandbox.db";
+
+/// The per-user database (re-run keys, docs/rerun.md): `payrun/payrun.db`
+/// (or `payrun-sandbox.db`) in the platform's data folder —
+/// `$XDG_DATA_HOME` or `~/.local/share` on Linux, `~/Library/Application
+/// Support` on macOS, `%APPDATA%` on Windows — so a payroll run from any
+/// folder meets the history of every earlier run.
+pub fn default_db(sandbox: bool) -> Result<PathBuf> {
+    let dir = dirs::data_dir().context(
+        "no per-user data folder (HOME is not set): pass --db or set `database` in payrun.toml",
+    )?;
+    Ok(dir.join("payrun").join(if sandbox {
+        DEFAULT_SANDBOX_DB
+    } else {
+        DEFAULT_DB
+    }))
+}
+
+/// The database a command uses: the flag, else the `database` key, else
+/// the per-user default.
+pub fn resolve_db(flag: Option<&Path>, cfg: &Config, sandbox: bool) -> Result<PathBuf> {
+    match (flag, &cfg.database) {
+        (Some(p), _) => Ok(p.to_path_buf()),
+        (None, Some(p)) => Ok(p.clone()),
+        (None, None) => default_db(sandbox),
+    }
+}
 /// Default report path: in the working directory, where an operator looks.
 pub const DEFAULT_REPORT: &str = "report.csv";
 
@@ -207,6 +234,16 @@ pub struct Config {
     // --- report keys: spreadsheet-ready outputs (README, "The report") ---
     /// The language of the report's and the approval page's headers.
     pub report_language: Option<ReportLanguage>,
+    // --- re-run keys: paid once per beneficiary (docs/rerun.md) ---
+    /// The checkpoint database; default: `payrun.db` in the per-user data
+    /// folder ([`default_db`]), so runs from any folder share one history.
+    pub database: Option<PathBuf>,
+    /// The batch/period reference rows are paid under; default: the
+    /// current calendar month, `YYYY-MM`.
+    pub period: Option<String>,
+    /// How many days back the repeat guard compares new rows with earlier
+    /// payouts; default 20 (`engine::repeat::DEFAULT_REPEAT_WINDOW_DAYS`).
+    pub repeat_window_days: Option<u32>,
 }
 
 impl Config {

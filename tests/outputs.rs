@@ -20,6 +20,8 @@ fn payrun(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_payrun"))
         .current_dir(dir)
         .env("PAYRUN_API_KEY", KEY)
+        // The per-user data folder of a test is its own temporary folder.
+        .env("XDG_DATA_HOME", dir.join("data"))
         .env_remove("RUST_LOG")
         .args(args)
         .output()

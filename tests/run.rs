@@ -483,14 +483,24 @@ fn transaction_ids_used_by_another_run_are_refused() {
     assert_eq!(sb.ledger().transactions.len(), 1);
 }
 
+/// Changed for issue 11: a label is a batch reference (part of every
+/// derived id), and paying the same rows again under another label within
+/// the repeat window is now refused until a human allows it.
 #[test]
-fn same_file_with_a_label_is_a_separate_run_with_new_ids() {
+fn same_file_with_a_label_is_a_separate_batch_refused_as_a_repeat_until_allowed() {
     let sb = Sandbox::start(SandboxConfig::default());
     let w = Work::new();
     let file = w.write("payroll.csv", &payroll(3, account));
     assert_eq!(code(&w.run(&file, &sb.base_url(), &[])), 0);
+    let out = w.run(&file, &sb.base_url(), &["--label", "bonus"]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert_eq!(sb.ledger().transactions.len(), 3);
     assert_eq!(
-        code(&w.run(&file, &sb.base_url(), &["--label", "bonus"])),
+        code(&w.run(
+            &file,
+            &sb.base_url(),
+            &["--label", "bonus", "--allow-repeats"]
+        )),
         0
     );
     assert_eq!(sb.ledger().transactions.len(), 6);
@@ -500,15 +510,21 @@ fn same_file_with_a_label_is_a_separate_run_with_new_ids() {
 fn built_in_sandbox_quick_start_works() {
     let w = Work::new();
     w.write("payroll.csv", &payroll(5, account));
+    // The default database is in the per-user data folder (issue 11),
+    // here a temporary one.
+    let data = w.path("data");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
         .current_dir(w.dir.path())
         .env_remove("PAYRUN_API_KEY")
+        .env("XDG_DATA_HOME", &data)
+        .env("HOME", &data)
         .args(["run", "payroll.csv", "--sandbox", "--rate", "200"])
         .output()
         .unwrap();
     assert_eq!(code(&out), 0, "{}", text(&out));
-    assert!(w.path("payrun-sandbox.db").exists());
-    assert!(!w.path("payrun.db").exists());
+    assert!(data.join("payrun/payrun-sandbox.db").exists());
+    assert!(!data.join("payrun/payrun.db").exists());
+    assert!(!w.path("payrun.db").exists() && !w.path("payrun-sandbox.db").exists());
     assert_eq!(read_csv(&w.path("report.csv")).len(), 5);
 }
 
@@ -584,6 +600,11 @@ fn a_usage_error_exits_1_not_2() {
     assert_eq!(code(&out), 1, "{}", text(&out));
 }
 
+/// Changed for issue 11: rows are recognised by their payout, not by the
+/// file's name. An edited copy of an unfinished run is still refused (its
+/// rows are open in that run); `--new-run` now leaves those rows to that
+/// run and pays only the edited one, instead of paying every row again
+/// under new ids.
 #[test]
 fn an_edited_copy_of_an_unfinished_run_is_refused() {
     let sb = Sandbox::start(SandboxConfig::default());
@@ -601,13 +622,20 @@ fn an_edited_copy_of_an_unfinished_run_is_refused() {
     assert!(err.contains("run 1") && err.contains("--new-run"), "{err}");
     assert_eq!(sb.ledger().requests.executes, 0, "nothing paid");
     assert_eq!(sb.ledger().transactions.len(), 6, "nothing initiated again");
-    // The operator says it is a separate payroll: a new run, new ids.
+    // The operator goes ahead: only the edited row is new.
     let out = w.run(&file, &sb.base_url(), &["--new-run"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
-    assert_eq!(sb.ledger().transactions.len(), 12);
+    assert_eq!(sb.ledger().transactions.len(), 7);
     // The original file still resumes its own run.
     w.write("payroll.csv", &original);
     let out = w.run(&file, &sb.base_url(), &[]);
     assert_eq!(code(&out), 0, "{}", text(&out));
-    assert!(sb.ledger().transactions.iter().all(|t| t.debits == 1));
+    let ledger = sb.ledger();
+    assert!(ledger.transactions.iter().all(|t| t.debits == 1));
+    let accounts: std::collections::BTreeSet<&str> = ledger
+        .transactions
+        .iter()
+        .map(|t| t.account_id.as_str())
+        .collect();
+    assert_eq!(accounts.len(), 6, "the unchanged rows were paid once");
 }

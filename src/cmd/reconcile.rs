@@ -5,7 +5,7 @@
 //! parts are `engine::reconcile` and `crate::reconcile`.
 
 use super::runtime;
-use crate::config::{Config, DEFAULT_DB};
+use crate::config::Config;
 use crate::engine::reconcile as lib;
 use crate::exit::Exit;
 use crate::machine::decide::Verdict;
@@ -21,9 +21,13 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::help::RECONCILE)]
 pub struct ReconcileArgs {
-    /// The checkpoint database.
-    #[arg(long, default_value = DEFAULT_DB)]
-    pub db: PathBuf,
+    /// The checkpoint database [default: `database` in payrun.toml, else
+    /// payrun.db in the per-user data folder, e.g. ~/.local/share/payrun/].
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Use the built-in sandbox's database (payrun-sandbox.db) by default.
+    #[arg(long)]
+    pub sandbox: bool,
     /// Only this run (default: every run).
     #[arg(long)]
     pub run: Option<i64>,
@@ -72,11 +76,16 @@ pub enum Mark {
 }
 
 pub fn command(args: ReconcileArgs) -> Result<Exit> {
-    if !args.db.exists() {
-        bail!("no database at {}; pass --db", args.db.display());
+    let db = crate::config::resolve_db(
+        args.db.as_deref(),
+        &Config::load(args.config.as_deref())?,
+        args.sandbox,
+    )?;
+    if !db.exists() {
+        bail!("no database at {}; pass --db", db.display());
     }
-    let _lock = RunLock::acquire(&args.db)?;
-    let mut store = Store::open(&args.db)?;
+    let _lock = RunLock::acquire(&db)?;
+    let mut store = Store::open(&db)?;
     let mut out = std::io::stdout().lock();
     if args.audit {
         let mut csv = csv::Writer::from_writer(&mut out);

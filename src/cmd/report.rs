@@ -1,7 +1,7 @@
 //! `payrun report`: writes the report of a run again from the database,
 //! and the per-currency summary shown at the end of `run` and `report`.
 
-use crate::config::DEFAULT_DB;
+use crate::config::Config;
 use crate::exit::Exit;
 use crate::report::write_report_styled;
 use crate::store::{Store, Totals};
@@ -11,9 +11,13 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::help::REPORT)]
 pub struct ReportArgs {
-    /// The checkpoint database.
-    #[arg(long, default_value = DEFAULT_DB)]
-    pub db: PathBuf,
+    /// The checkpoint database [default: `database` in payrun.toml, else
+    /// payrun.db in the per-user data folder, e.g. ~/.local/share/payrun/].
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Use the built-in sandbox's database (payrun-sandbox.db) by default.
+    #[arg(long)]
+    pub sandbox: bool,
     /// The run (default: the latest).
     #[arg(long)]
     pub run: Option<i64>,
@@ -23,8 +27,9 @@ pub struct ReportArgs {
 }
 
 pub fn command(args: ReportArgs) -> Result<Exit> {
-    if !args.db.exists() {
-        bail!("no database at {}; pass --db", args.db.display());
+    let db = crate::config::resolve_db(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
+    if !db.exists() {
+        bail!("no database at {}; pass --db", db.display());
     }
     let summary = crate::report::summary_path(&args.out);
     crate::report::guard::refuse_overwrite(
@@ -32,16 +37,16 @@ pub fn command(args: ReportArgs) -> Result<Exit> {
             ("report", args.out.as_path()),
             ("summary", summary.as_path()),
         ],
-        &[("database", args.db.as_path())],
+        &[("database", db.as_path())],
     )?;
-    let store = Store::open(&args.db)?;
+    let store = Store::open(&db)?;
     let run = match args.run {
         Some(id) => store
             .run(id)?
-            .with_context(|| format!("no run {id} in {}", args.db.display()))?,
+            .with_context(|| format!("no run {id} in {}", db.display()))?,
         None => store
             .latest_run()?
-            .with_context(|| format!("no runs in {}", args.db.display()))?,
+            .with_context(|| format!("no runs in {}", db.display()))?,
     };
     // The run's payroll too, now that the run is known (its path as
     // recorded, from where the run was started).

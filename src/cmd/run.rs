@@ -3,7 +3,7 @@
 //! and shows its outcome: messages on stderr, the summary, the exit code.
 
 use super::{LogFormat, Signals, init_logging, runtime};
-use crate::config::{Ambiguous, Config, DEFAULT_DB, DEFAULT_REPORT, DEFAULT_SANDBOX_DB};
+use crate::config::{Ambiguous, Config, DEFAULT_REPORT};
 use crate::engine::{
     self, EngineOptions, Event, ProgressTarget, ProviderChoice, RunOutcome, Settings, Stop,
 };
@@ -32,7 +32,9 @@ pub struct RunArgs {
     /// The provider's base URL (overrides `base_url` in the config).
     #[arg(long)]
     pub base_url: Option<String>,
-    /// The checkpoint database [default: payrun.db, or payrun-sandbox.db with --sandbox].
+    /// The checkpoint database [default: `database` in payrun.toml, else
+    /// payrun.db (payrun-sandbox.db with --sandbox) in the per-user data
+    /// folder, e.g. ~/.local/share/payrun/].
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// Where to write the report; `rejected.csv` and `PATH.summary.csv` go beside it.
@@ -65,11 +67,22 @@ pub struct RunArgs {
     /// Run against the built-in provider simulator, started in-process.
     #[arg(long)]
     pub sandbox: bool,
-    /// A label distinguishing two runs of byte-identical files.
+    /// A label distinguishing two batches of the same period (part of every
+    /// derived transaction id, like --period).
     #[arg(long, default_value = "")]
     pub label: String,
-    /// Start a new run even though an unfinished run of a file with the same
-    /// name is in the database (see "Editing a file after a partial run").
+    /// The batch/period reference rows are paid under (overrides `period`;
+    /// default: the current month, YYYY-MM). A new period pays the same
+    /// rows again; the same period recognises rows already paid.
+    #[arg(long)]
+    pub period: Option<String>,
+    /// Pay rows that repeat a recent payout (same account, currency and
+    /// amount) or another row of the file, after a human has checked them.
+    #[arg(long)]
+    pub allow_repeats: bool,
+    /// Go ahead although rows of the file are payouts still open in an
+    /// unfinished run (they are left to that run), or although an
+    /// unfinished run of the old identity scheme has a file of this name.
     #[arg(long)]
     pub new_run: bool,
     /// Worksheet to read, for workbook input.
@@ -99,14 +112,21 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
         };
         ProviderChoice::Remote { base_url, api_key }
     };
-    let db = args.db.clone().unwrap_or_else(|| {
-        PathBuf::from(if args.sandbox {
-            DEFAULT_SANDBOX_DB
-        } else {
-            DEFAULT_DB
-        })
-    });
+    let db = crate::config::resolve_db(args.db.as_deref(), &cfg, args.sandbox)?;
+    let (period, period_given) = match args.period.as_ref().or(cfg.period.as_ref()) {
+        Some(p) => (engine::identity::check_period(p)?, true),
+        None => (
+            engine::identity::default_period(std::time::SystemTime::now()),
+            false,
+        ),
+    };
     Ok(Settings {
+        period,
+        period_given,
+        allow_repeats: args.allow_repeats,
+        repeat_window_days: cfg
+            .repeat_window_days
+            .unwrap_or(engine::repeat::DEFAULT_REPEAT_WINDOW_DAYS),
         file: args.file.clone(),
         provider,
         db,
@@ -209,6 +229,10 @@ fn show_event(e: &Event) {
             file_path,
             created_at,
         } => eprintln!("payrun: resuming run {run_id} of {file_path} (started {created_at})"),
+        Event::Skipped { rows } => eprintln!(
+            "payrun: {rows} row(s) were already paid (or are held) by earlier runs and are not \
+             sent again; the report names the run and row of each"
+        ),
     }
 }
 
@@ -233,6 +257,22 @@ fn show_outcome(outcome: RunOutcome, quiet: bool) -> Result<Exit> {
             eprintln!("payrun: transaction ids already used; nothing was imported or sent.");
             return Ok(Exit::Invalid);
         }
+        RunOutcome::Repeats(r) => {
+            for line in &r.listed {
+                eprintln!("  {line}");
+            }
+            if r.total > r.listed.len() as u64 {
+                eprintln!("  ... and {} more", r.total - r.listed.len() as u64);
+            }
+            eprintln!(
+                "payrun: {} row(s) repeat a recent payout or another row of the file (same \
+                 account, currency and amount); nothing was recorded or sent. If this is a new \
+                 batch, pass --period (e.g. --period 2026-12 or 2026-11-bonus); if these rows \
+                 really are to be paid again, check them and pass --allow-repeats.",
+                r.total
+            );
+            return Ok(Exit::Invalid);
+        }
         RunOutcome::Imported {
             run_id,
             payouts,
@@ -254,6 +294,12 @@ fn show_outcome(outcome: RunOutcome, quiet: bool) -> Result<Exit> {
     if !quiet {
         super::report::show_summary(&ran.totals);
         eprintln!("report: {}", ran.report.display());
+        if let Some(f) = &ran.failed {
+            eprintln!(
+                "failed rows: {} (correct them and run that file: it pays those rows only)",
+                f.display()
+            );
+        }
     }
     match &ran.stop {
         Some(Stop::Unauthorized(msg)) => bail!(

@@ -13,22 +13,27 @@
 //! surely not executed, so the approval gate (`--initiate-only`) holds. The
 //! writer's group commit keeps the extra write cheap.
 //!
-//! Files: `import` (identity, validated import), `schedule` (the worker
+//! Files: `identity` (period, run identity, stable row ids, the input
+//! snapshot), `repeat` (the re-run decisions and the repeat guard), `import`
+//! (validated import), `failed` (`failed.csv`), `schedule` (the worker
 //! pool), `pay` (one payout's calls), `retry`, `limiter`, `progress`, and
 //! `reconcile` (settling unknown payouts).
 
 pub mod approval;
+pub mod failed;
+pub mod identity;
 pub mod import;
 pub mod limiter;
 pub mod pay;
 pub mod progress;
 pub mod reconcile;
+pub mod repeat;
 mod resend;
 pub mod retry;
 mod schedule;
 pub mod stops;
 
-pub use import::{EditedCopy, Imported, Rejected};
+pub use import::{EditedCopy, Imported, OpenElsewhere, Rejected, Repeats};
 pub use limiter::Limiter;
 pub use progress::ProgressTarget;
 use schedule::{Counters, Ctx};
@@ -74,6 +79,17 @@ pub struct Settings {
     pub label: String,
     pub new_run: bool,
     pub sheet: Option<String>,
+    /// The batch/period reference (`--period`, `period`, default: the
+    /// current month); part of every derived transaction id.
+    pub period: String,
+    /// Whether the period was given (flag or key) rather than defaulted:
+    /// a defaulted one lets an unfinished run of the same file resume
+    /// after the month turned.
+    pub period_given: bool,
+    /// `--allow-repeats`: rows matching recent payouts are paid anyway.
+    pub allow_repeats: bool,
+    /// `repeat_window_days`: how far back the repeat guard looks.
+    pub repeat_window_days: u32,
     pub import_only: bool,
     pub engine: EngineOptions,
     /// `--expect-total CUR=AMOUNT`: the approver's control totals; the run
@@ -97,6 +113,9 @@ pub enum Stop {
 pub enum Event {
     /// The built-in sandbox is up at this URL.
     SandboxStarted(String),
+    /// Rows of the file already paid (or held) by earlier runs: listed in
+    /// the report, not sent again.
+    Skipped { rows: u64 },
     /// An existing run of this file is resumed.
     Resuming {
         run_id: i64,
@@ -112,6 +131,8 @@ pub enum RunOutcome {
     Rejected(Rejected),
     /// Transaction ids already used: nothing was recorded or sent.
     DuplicateIds(Vec<String>),
+    /// Rows repeating recent payouts: nothing was recorded or sent.
+    Repeats(Repeats),
     /// `--import-only`: the run is recorded, nothing was sent.
     Imported {
         run_id: i64,
@@ -136,6 +157,10 @@ pub struct Ran {
     /// `--initiate-only`: the control totals and the file they were
     /// written to, for the approver.
     pub approval: Option<(PathBuf, BTreeMap<String, crate::store::Tally>)>,
+    /// Rows already paid by earlier runs, not sent again.
+    pub skipped: u64,
+    /// `failed.csv`, when payouts failed and the file could be written.
+    pub failed: Option<PathBuf>,
 }
 
 impl Ran {
@@ -201,17 +226,26 @@ pub async fn run(
     shutdown: Shutdown,
     notify: &dyn Fn(Event),
 ) -> Result<RunOutcome> {
-    let file_sha = import::file_sha256(&settings.file)?;
-    let identity = import::run_identity(&file_sha, &settings.label);
+    // Read once: what is parsed is what was hashed.
+    let snapshot = identity::snapshot(&settings.file)?;
+    let batch = identity::Batch {
+        period: settings.period.clone(),
+        label: settings.label.clone(),
+        sheet: settings.sheet.clone().unwrap_or_default(),
+    };
     let mut provider = open_provider(&settings.provider, &settings.config, notify).await?;
+    if let Some(dir) = settings.db.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the folder {}", dir.display()))?;
+    }
     let _lock = RunLock::acquire(&settings.db)?;
     let mut store = Store::open(&settings.db)?;
 
     let run = match find_or_import(
         &mut store,
         settings,
-        &file_sha,
-        &identity,
+        &snapshot,
+        &batch,
         &provider.name,
         notify,
     )? {
@@ -265,6 +299,22 @@ pub async fn run(
     } else {
         None
     };
+    let failed_path = import::sibling(&settings.report, "failed.csv");
+    let failed = if run.file_sha256 == snapshot.sha256 {
+        failed::write(
+            &failed_path,
+            &snapshot.path,
+            settings.sheet.as_deref(),
+            settings.config.encoding.as_deref(),
+            &store.failed_rows(run.id)?,
+        )?
+    } else {
+        // A resumed copy whose rows may sit elsewhere: no failed.csv
+        // rather than one with the wrong rows.
+        let _ = std::fs::remove_file(&failed_path);
+        None
+    };
+    let skipped = store.skipped_count(run.id)?;
     if let Some(s) = provider.sandbox.take() {
         s.shutdown().await.ok();
     }
@@ -276,56 +326,83 @@ pub async fn run(
         stop: stats.stop,
         initiate_only: settings.engine.initiate_only,
         approval,
+        skipped,
+        failed,
     }))
 }
 
 /// The run of this file: the one in the database (resumed), or a new one
 /// imported now. `Err` carries an outcome that ends the command: rows
-/// rejected, ids already used.
+/// rejected, ids already used, repeats.
 fn find_or_import(
     store: &mut Store,
     settings: &Settings,
-    file_sha: &str,
-    identity: &str,
+    snapshot: &identity::Snapshot,
+    batch: &identity::Batch,
     provider: &str,
     notify: &dyn Fn(Event),
 ) -> Result<std::result::Result<RunInfo, RunOutcome>> {
-    Ok(Ok(match store.find_run(identity)? {
-        Some(run) => {
-            if run.provider != provider {
-                bail!(
-                    "run {} of this file was made against {}, not {}; \
-                     resume it against the same provider (or use --label to start a separate run)",
-                    run.id,
-                    run.provider,
-                    provider
-                );
-            }
-            notify(Event::Resuming {
-                run_id: run.id,
-                file_path: run.file_path.clone(),
-                created_at: run.created_at.clone(),
-            });
-            run
+    let identity = identity::run_identity(&snapshot.sha256, batch);
+    let resume = |run: RunInfo| -> Result<RunInfo> {
+        if run.provider != provider {
+            bail!(
+                "run {} of this file was made against {}, not {}; \
+                 resume it against the same provider (or use --period to start a separate batch)",
+                run.id,
+                run.provider,
+                provider
+            );
         }
-        None => {
-            if !settings.new_run {
-                import::refuse_if_edited_copy(store, &settings.file)?;
+        notify(Event::Resuming {
+            run_id: run.id,
+            file_path: run.file_path.clone(),
+            created_at: run.created_at.clone(),
+        });
+        Ok(run)
+    };
+    if let Some(run) = store.find_run(&identity)? {
+        return Ok(Ok(resume(run)?));
+    }
+    // The same bytes, interrupted before the month turned.
+    if !settings.period_given
+        && let Some(run) = store.unfinished_run_of(&snapshot.sha256, &batch.label, &batch.sheet)?
+    {
+        return Ok(Ok(resume(run)?));
+    }
+    // A run imported under the old identity scheme (which ignored the
+    // worksheet, so only without --sheet).
+    if settings.sheet.is_none()
+        && let Some(run) =
+            store.find_run(&import::run_identity(&snapshot.sha256, &settings.label))?
+        && run.id_scheme == 1
+    {
+        return Ok(Ok(resume(run)?));
+    }
+    if !settings.new_run {
+        import::refuse_if_edited_copy(store, &settings.file)?;
+    }
+    let imported = import::import(
+        store,
+        settings,
+        &snapshot.path,
+        &snapshot.sha256,
+        &identity,
+        batch,
+        provider,
+        &import::sibling(&settings.report, "rejected.csv"),
+    )?;
+    Ok(Ok(match imported {
+        Imported::Run(id) => {
+            let skipped = store.skipped_count(id)?;
+            if skipped > 0 {
+                notify(Event::Skipped { rows: skipped });
             }
-            let imported = import::import(
-                store,
-                settings,
-                file_sha,
-                identity,
-                provider,
-                &import::sibling(&settings.report, "rejected.csv"),
-            )?;
-            match imported {
-                Imported::Run(id) => store.run(id)?.context("run vanished after import")?,
-                Imported::Rejected(r) => return Ok(Err(RunOutcome::Rejected(r))),
-                Imported::DuplicateIds(d) => return Ok(Err(RunOutcome::DuplicateIds(d))),
-            }
+            store.run(id)?.context("run vanished after import")?
         }
+        Imported::CopyOf(id) => resume(store.run(id)?.context("run vanished")?)?,
+        Imported::Rejected(r) => return Ok(Err(RunOutcome::Rejected(r))),
+        Imported::DuplicateIds(d) => return Ok(Err(RunOutcome::DuplicateIds(d))),
+        Imported::Repeats(r) => return Ok(Err(RunOutcome::Repeats(r))),
     }))
 }
 

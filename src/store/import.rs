@@ -37,8 +37,8 @@ impl Store {
         tx.execute(
             &format!(
                 "INSERT INTO runs (identity, file_sha256, label, file_path, provider, sender_json,
-                                   rows_total, rows_rejected, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 0, {NOW})"
+                                   rows_total, rows_rejected, created_at, period, sheet, id_scheme)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 0, {NOW}, ?7, ?8, 2)"
             ),
             params![
                 new.identity,
@@ -46,7 +46,9 @@ impl Store {
                 new.label,
                 new.file_path,
                 new.provider,
-                sender_json
+                sender_json,
+                new.period,
+                new.sheet
             ],
         )
         .context("cannot record the run")?;
@@ -65,9 +67,9 @@ impl Store {
 
 /// An import in progress (one transaction).
 pub struct Import<'a> {
-    tx: rusqlite::Transaction<'a>,
-    run_id: i64,
-    rows: u64,
+    pub(super) tx: rusqlite::Transaction<'a>,
+    pub(super) run_id: i64,
+    pub(super) rows: u64,
     rejected: u64,
     duplicates: Vec<String>,
     first_payout: Option<i64>,
@@ -85,6 +87,16 @@ impl Import<'_> {
 
     /// Adds a valid payout as `pending` under `transaction_id`.
     pub fn add(&mut self, p: &Payout, transaction_id: &str) -> Result<()> {
+        self.insert(p, transaction_id, None)
+    }
+
+    /// Adds a valid payout as `pending` under `transaction_id`, re-paying
+    /// the failed earlier payout `retry_of` (recorded as the link).
+    pub fn add_retry(&mut self, p: &Payout, transaction_id: &str, retry_of: i64) -> Result<()> {
+        self.insert(p, transaction_id, Some(retry_of))
+    }
+
+    fn insert(&mut self, p: &Payout, transaction_id: &str, retry_of: Option<i64>) -> Result<()> {
         self.rows += 1;
         let sender_json = if p.sender == SenderOverride::default() {
             None
@@ -96,8 +108,9 @@ impl Import<'_> {
             .tx
             .prepare_cached(
                 "INSERT INTO payouts (run_id, row, transaction_id, account_id, amount, wire_amount,
-                    currency, method, description, b_first, b_last, b_phone, b_email, sender_json, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                    currency, method, description, b_first, b_last, b_phone, b_email, sender_json, state,
+                    retry_of)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             )?
             .execute(params![
                 self.run_id,
@@ -115,6 +128,7 @@ impl Import<'_> {
                 p.beneficiary_email.as_deref().unwrap_or(""),
                 sender_json,
                 State::Pending,
+                retry_of,
             ]);
         match res {
             Ok(_) => {
@@ -158,6 +172,18 @@ impl Import<'_> {
                 Ok(())
             }
             Err(e) => Err(e).context("cannot record a payout"),
+        }
+    }
+
+    /// Refuses the import for a reason found by the caller (a transaction
+    /// id of the file that an earlier run used for another payout): one
+    /// line among the duplicate-id lines.
+    pub fn conflict(&mut self, line: String) {
+        self.rows += 1;
+        if self.duplicates.len() < MAX_DUPLICATES_LISTED {
+            self.duplicates.push(line);
+        } else {
+            self.duplicates.push(String::new());
         }
     }
 

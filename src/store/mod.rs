@@ -31,6 +31,8 @@
 //! - [`apply`]: the claim and the transitions, checked against the state
 //!   machine and the state the payout is in;
 //! - [`writer`]: the thread that group-commits them;
+//! - [`history`]: earlier payouts by id and by beneficiary (re-runs and
+//!   the repeat guard), skipped rows, failed rows;
 //! - [`reads`]: runs, counts, totals, report rows, unresolved, audit;
 //! - [`resolve`]: an operator's decision on a payout, with its audit line;
 //! - [`booked`]: payouts as sent, for matching a provider's statement;
@@ -40,6 +42,7 @@
 
 mod apply;
 mod booked;
+mod history;
 mod import;
 mod lock;
 mod open;
@@ -55,8 +58,9 @@ pub use apply::WriteError;
 pub use import::{DuplicateIds, Import, ImportError};
 pub use lock::RunLock;
 pub use outputs::ReportTarget;
+pub use reads::SKIPPED;
 pub use schema::APPLICATION_ID;
-pub use types::{NewRun, ReportRow, RunInfo, Tally, Totals, Transition, Unresolved, Work};
+pub use types::{Earlier, NewRun, ReportRow, RunInfo, Tally, Totals, Transition, Unresolved, Work};
 pub use writer::{Writer, WriterThread};
 
 use rusqlite::Connection;
@@ -109,6 +113,8 @@ pub(crate) mod test_support {
             file_path: "payroll.csv",
             provider: "sandbox",
             sender,
+            period: "2026-05",
+            sheet: "",
         }
     }
 }

@@ -16,6 +16,17 @@ use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
+/// The report's `state` cell of a row an earlier run already paid (or
+/// holds): not a payout state, the row has no payout of its own.
+pub const SKIPPED: &str = "skipped";
+
+fn beneficiary(first: String, last: String) -> String {
+    match (first.is_empty(), last.is_empty()) {
+        (false, false) => format!("{first} {last}"),
+        _ => format!("{first}{last}"),
+    }
+}
+
 impl Store {
     pub fn find_run(&self, identity: &str) -> Result<Option<RunInfo>> {
         self.conn
@@ -134,14 +145,28 @@ impl Store {
         run_id: i64,
         mut f: impl FnMut(&ReportRow) -> Result<()>,
     ) -> Result<()> {
-        let mut rejected_stmt = self
-            .conn
-            .prepare("SELECT row, reasons FROM rejected_rows WHERE run_id = ?1 ORDER BY row")?;
+        // Rejected rows and rows skipped as already paid by an earlier run
+        // (docs/rerun.md): few, so SQLite may sort them.
+        let mut rejected_stmt = self.conn.prepare(
+            "SELECT row, 0, reasons, '', '', '', '', '', '', '', 0, 0, '', ''
+               FROM rejected_rows WHERE run_id = ?1
+             UNION ALL
+             SELECT s.row, 1, '', p.transaction_id, p.account_id, p.b_first, p.b_last, p.amount,
+                    p.currency, p.state, p.run_id, p.row, r.file_path, r.created_at
+               FROM skipped_rows s JOIN payouts p ON p.id = s.payout_id
+               JOIN runs r ON r.id = p.run_id
+              WHERE s.run_id = ?1
+             ORDER BY 1",
+        )?;
         let mut rejected = rejected_stmt.query([run_id])?;
         let next_rejected = |rows: &mut rusqlite::Rows<'_>| -> Result<Option<ReportRow>> {
-            Ok(match rows.next()? {
-                Some(r) => Some(ReportRow {
-                    row: r.get::<_, i64>(0)? as u64,
+            let Some(r) = rows.next()? else {
+                return Ok(None);
+            };
+            let row = r.get::<_, i64>(0)? as u64;
+            if r.get::<_, i64>(1)? == 0 {
+                return Ok(Some(ReportRow {
+                    row,
                     transaction_id: String::new(),
                     account_id: String::new(),
                     beneficiary: String::new(),
@@ -149,13 +174,36 @@ impl Store {
                     currency: String::new(),
                     state: State::Rejected.as_str().to_string(),
                     provider_code: "VALIDATION".to_string(),
-                    provider_message: r.get(1)?,
+                    provider_message: r.get(2)?,
                     attempts: 0,
                     initiated_at: String::new(),
                     executed_at: String::new(),
-                }),
-                None => None,
-            })
+                }));
+            }
+            let earlier: State = r.get(9)?;
+            let (run, prow, file, at): (i64, i64, String, String) =
+                (r.get(10)?, r.get(11)?, r.get(12)?, r.get(13)?);
+            let what = if earlier.is_open() {
+                "is still open in"
+            } else {
+                "was paid by"
+            };
+            Ok(Some(ReportRow {
+                row,
+                transaction_id: r.get(3)?,
+                account_id: r.get(4)?,
+                beneficiary: beneficiary(r.get(5)?, r.get(6)?),
+                amount: r.get(7)?,
+                currency: r.get(8)?,
+                state: SKIPPED.to_string(),
+                provider_code: format!("ALREADY_{}", earlier.as_str().to_ascii_uppercase()),
+                provider_message: format!(
+                    "not sent again: this payout {what} run {run} ({file}, started {at}), row {prow}, now {earlier}"
+                ),
+                attempts: 0,
+                initiated_at: String::new(),
+                executed_at: String::new(),
+            }))
         };
         let mut pending_rejected = next_rejected(&mut rejected)?;
         let mut stmt = self.conn.prepare(&format!(
@@ -166,12 +214,7 @@ impl Store {
         ))?;
         let mut rows = stmt.query([run_id])?;
         while let Some(r) = rows.next()? {
-            let first: String = r.get(3)?;
-            let last: String = r.get(4)?;
-            let beneficiary = match (first.is_empty(), last.is_empty()) {
-                (false, false) => format!("{first} {last}"),
-                _ => format!("{first}{last}"),
-            };
+            let beneficiary = beneficiary(r.get(3)?, r.get(4)?);
             let row = ReportRow {
                 row: r.get::<_, i64>(0)? as u64,
                 transaction_id: r.get(1)?,

@@ -12,7 +12,7 @@ pub const APPLICATION_ID: i32 = 0x5041_5952;
 
 /// Append-only: never edit a released entry, only add new ones. Entry `i`
 /// moves the schema from `user_version = i` to `i + 1`.
-pub(super) const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
     id            INTEGER PRIMARY KEY,
@@ -82,6 +82,24 @@ CREATE TABLE run_reports (
     bom       INTEGER NOT NULL,
     language  TEXT NOT NULL
 );
+"#,
+    // Paid once per beneficiary (docs/rerun.md): runs keep their period and
+    // worksheet and the identity scheme they were imported under (1: ids
+    // from the file's bytes and row numbers; 2: ids from the payout itself);
+    // a re-paid failed payout points at the one it replaces; rows of a file
+    // already paid by an earlier run are listed, not paid again.
+    r#"
+ALTER TABLE runs ADD COLUMN period TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN sheet TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN id_scheme INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE payouts ADD COLUMN retry_of INTEGER REFERENCES payouts(id);
+CREATE TABLE skipped_rows (
+    run_id    INTEGER NOT NULL REFERENCES runs(id),
+    row       INTEGER NOT NULL,
+    payout_id INTEGER NOT NULL REFERENCES payouts(id),  -- the earlier payout
+    PRIMARY KEY (run_id, row)
+);
+CREATE INDEX runs_created ON runs(created_at);
 "#,
 ];
 

@@ -55,7 +55,7 @@ pub(super) fn sql_now(conn: &Connection) -> Result<String> {
         .query_row([], |r| r.get(0))?)
 }
 
-pub(super) const RUN_COLS: &str = "id, identity, file_sha256, label, file_path, provider, rows_total, rows_rejected, created_at, finished_at";
+pub(super) const RUN_COLS: &str = "id, identity, file_sha256, label, file_path, provider, rows_total, rows_rejected, created_at, finished_at, period, sheet, id_scheme";
 
 pub(super) fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunInfo> {
     Ok(RunInfo {
@@ -69,6 +69,9 @@ pub(super) fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunInfo> {
         rows_rejected: r.get::<_, i64>(7)? as u64,
         created_at: r.get(8)?,
         finished_at: r.get(9)?,
+        period: r.get(10)?,
+        sheet: r.get(11)?,
+        id_scheme: r.get(12)?,
     })
 }
 

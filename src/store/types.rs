@@ -20,6 +20,14 @@ pub struct RunInfo {
     pub rows_rejected: u64,
     pub created_at: String,
     pub finished_at: Option<String>,
+    /// The batch/period reference the run was imported under (empty for
+    /// runs imported before periods existed).
+    pub period: String,
+    /// The worksheet named with `--sheet` (empty: the first, or CSV).
+    pub sheet: String,
+    /// 1: transaction ids derived from the file's bytes and row numbers
+    /// (older runs); 2: derived from the payout itself (docs/rerun.md).
+    pub id_scheme: i64,
 }
 
 /// What a new run records.
@@ -31,6 +39,8 @@ pub struct NewRun<'a> {
     pub file_path: &'a str,
     pub provider: &'a str,
     pub sender: &'a Sender,
+    pub period: &'a str,
+    pub sheet: &'a str,
 }
 
 /// A payout the engine is about to send, with the exact body it will send.
@@ -115,4 +125,23 @@ pub struct Unresolved {
     pub state: State,
     pub provider_code: String,
     pub provider_message: String,
+}
+
+/// A payout recorded by an earlier run, as the re-run rules need it: what
+/// it paid, where it came from, and how far it went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Earlier {
+    pub payout_id: i64,
+    pub run_id: i64,
+    pub row: u64,
+    pub transaction_id: String,
+    pub state: State,
+    pub account_id: String,
+    /// Normalised decimal, as stored.
+    pub amount: String,
+    pub currency: String,
+    pub method: String,
+    pub run_file: String,
+    pub run_created_at: String,
+    pub run_finished: bool,
 }

@@ -76,6 +76,8 @@ impl Work {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_payrun"));
         cmd.current_dir(self.dir.path())
             .env("PAYRUN_API_KEY", KEY)
+            // Never the real per-user data folder, whatever a test forgets.
+            .env("XDG_DATA_HOME", self.path("data"))
             .env_remove("RUST_LOG")
             .arg("run")
             .arg(file)
