@@ -12,11 +12,10 @@
 //! saves one fsync per payout without weakening the rule.
 //!
 //! Files: `import` (identity, validated import), `schedule` (the worker
-//! pool), `pay` (one payout's calls), `retry`, `limiter`, `progress`, and
-//! `reconcile` (settling unknown payouts).
+//! pool), `pay` (one payout's calls), `retry`, `progress`, and `reconcile`
+//! (settling unknown payouts). The rate limiter is [`crate::limiter`].
 
 pub mod import;
-pub mod limiter;
 pub mod pay;
 pub mod progress;
 pub mod reconcile;
@@ -24,7 +23,6 @@ pub mod retry;
 mod schedule;
 
 pub use import::{EditedCopy, Imported, Rejected};
-pub use limiter::Limiter;
 pub use progress::ProgressTarget;
 use schedule::{Counters, Ctx};
 pub use schedule::{EngineOptions, RunStats, execute_run};
@@ -120,6 +118,9 @@ pub struct Ran {
     pub report: PathBuf,
     pub stop: Option<Stop>,
     pub initiate_only: bool,
+    /// The rate limiter's figures at the end of the run (the rate payrun
+    /// settled on, 429s, latency), for the operator to choose a fixed rate.
+    pub limiter: Option<crate::limiter::LimiterStats>,
 }
 
 impl Ran {
@@ -235,6 +236,7 @@ pub async fn run(
         report: settings.report.clone(),
         stop: stats.stop,
         initiate_only: settings.engine.initiate_only,
+        limiter: stats.limiter,
     }))
 }
 

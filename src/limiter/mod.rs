@@ -58,6 +58,23 @@ pub struct LimiterStats {
     pub paused_for: Option<Duration>,
 }
 
+impl LimiterStats {
+    /// The figures in one short line for the progress display, in whole
+    /// numbers: `rate 98/s, 429s 12, latency 312 ms`.
+    pub fn brief(&self) -> String {
+        let latency = self
+            .latency
+            .map_or_else(|| "-".to_string(), |l| format!("{} ms", l.as_millis()));
+        let paused = self.paused_for.map_or_else(String::new, |p| {
+            format!(", paused {}s", p.as_secs_f64().ceil())
+        });
+        format!(
+            "rate {:.0}/s, 429s {}, latency {latency}{paused}",
+            self.rate, self.rate_limited
+        )
+    }
+}
+
 impl Limiter {
     pub fn new(settings: Settings) -> Limiter {
         Limiter {
@@ -322,6 +339,27 @@ mod tests {
         });
         assert!(t0.elapsed() >= Duration::from_millis(50));
         assert_eq!(l.stats().in_flight, 2);
+    }
+
+    #[test]
+    fn brief_figures_are_whole_numbers() {
+        let s = LimiterStats {
+            rate: 97.6,
+            delivered: Some(95.2),
+            rate_limited: 12,
+            congestion_events: 3,
+            latency: Some(Duration::from_micros(312_400)),
+            target_concurrency: 46,
+            in_flight: 40,
+            paused_for: Some(Duration::from_millis(4200)),
+        };
+        assert_eq!(s.brief(), "rate 98/s, 429s 12, latency 312 ms, paused 5s");
+        let s = LimiterStats {
+            latency: None,
+            paused_for: None,
+            ..s
+        };
+        assert_eq!(s.brief(), "rate 98/s, 429s 12, latency -");
     }
 
     #[tokio::test(start_paused = true)]
