@@ -107,37 +107,48 @@ impl Limiter {
             if *stop.borrow_and_update() {
                 return None;
             }
-            let freed = self.freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            let wake = {
-                let mut s = self.lock();
-                let now = Instant::now();
-                if s.in_flight >= s.ctrl.target_concurrency() {
-                    None
-                } else {
-                    match s.ctrl.try_send(now.into_std()) {
-                        Ok(()) => {
-                            s.in_flight += 1;
-                            return Some(Slot {
-                                limiter: self,
-                                sent_at: now,
-                            });
+            let pace_until = {
+                // Registered before the check, so a place freed between the
+                // check and the wait is not missed. Dropped (at the end of
+                // this block) before a wait for the pace: a notification it
+                // received then passes to the next waiter (tokio's `Notify`).
+                let freed = std::pin::pin!(self.freed.notified());
+                let mut freed = freed;
+                freed.as_mut().enable();
+                let wake = {
+                    let mut s = self.lock();
+                    let now = Instant::now();
+                    if s.in_flight >= s.ctrl.target_concurrency() {
+                        None
+                    } else {
+                        match s.ctrl.try_send(now.into_std()) {
+                            Ok(()) => {
+                                s.in_flight += 1;
+                                return Some(Slot {
+                                    limiter: self,
+                                    sent_at: now,
+                                });
+                            }
+                            Err(at) => Some(Instant::from_std(at)),
                         }
-                        Err(at) => Some(Instant::from_std(at)),
+                    }
+                };
+                match wake {
+                    Some(at) => at,
+                    // Waiting for a place: only a freed place matters.
+                    None => {
+                        tokio::select! {
+                            _ = stop.wait_for(|s| *s) => return None,
+                            _ = freed => {}
+                        }
+                        continue;
                     }
                 }
             };
-            let sleep = async {
-                match wake {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
+            // Waiting for the pace: only the clock matters.
             tokio::select! {
                 _ = stop.wait_for(|s| *s) => return None,
-                _ = &mut freed => {}
-                _ = sleep => {}
+                _ = tokio::time::sleep_until(pace_until) => {}
             }
         }
     }
@@ -263,7 +274,10 @@ impl Slot<'_> {
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
         self.limiter.lock().in_flight -= 1;
-        self.limiter.freed.notify_waiters();
+        // One place freed wakes one waiter, not every worker of the run: at
+        // full speed, waking all of them on every answer cost more CPU than
+        // the call itself.
+        self.limiter.freed.notify_one();
     }
 }
 
