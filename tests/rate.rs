@@ -147,3 +147,33 @@ fn ctrl_c_during_a_retry_after_pause_stops_at_once_and_resumes() {
     assert_eq!(ledger.transactions.len(), rows);
     assert!(ledger.transactions.iter().all(|t| t.debits == 1));
 }
+
+#[test]
+fn a_retry_after_beyond_the_cap_stops_the_run_resumable_with_a_clear_message() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(5, account));
+    // 90 s: more than the 60 s payrun pauses for, less than the provider
+    // client's own limit, so the limiter is the one to decide.
+    control(&sb, "pause", serde_json::json!({"seconds": 90}));
+    let t0 = Instant::now();
+    let out = w.run(&file, &sb.base_url(), &["--rate", "50"]);
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
+        "the run slept through the pause"
+    );
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Retry-After"), "{err}");
+    assert!(
+        err.contains("run the same command again to resume")
+            || err.contains("Run the same command again to resume"),
+        "{err}"
+    );
+    assert!(sb.ledger().transactions.iter().all(|t| t.debits == 0));
+    let rows = w.report_rows();
+    assert!(
+        (0..5).all(|i| col(&rows, i, "state") == "pending"),
+        "{rows:?}"
+    );
+}
