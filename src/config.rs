@@ -57,6 +57,34 @@ pub const DEFAULT_RATE: u32 = 20;
 /// 400 calls/s at 400 ms latency with half again as headroom is 240, and the
 /// cap bounds the connections and memory a run holds.
 pub const DEFAULT_MAX_CONCURRENCY: usize = 256;
+/// Largest accepted `max_concurrency` / `concurrency` (key or flag): far more
+/// calls in flight than any payout provider accepts from one client (Little's
+/// law gives 2,500 for 5,000 calls/s at 500 ms), and small enough that the
+/// sockets and tasks it implies stay within ordinary process limits.
+pub const MAX_CONCURRENCY_LIMIT: usize = 4096;
+
+/// Checks a concurrency value from a key or a flag: at least 1, at most
+/// [`MAX_CONCURRENCY_LIMIT`]. The message reads after the key or flag's name.
+pub fn check_concurrency(n: usize) -> Result<usize, String> {
+    match n {
+        0 => Err("must be at least 1 (calls in flight)".into()),
+        n if n > MAX_CONCURRENCY_LIMIT => Err(format!(
+            "is too large ({n}): at most {MAX_CONCURRENCY_LIMIT} calls in flight"
+        )),
+        n => Ok(n),
+    }
+}
+
+/// A concurrency flag (`--max-concurrency`, `--concurrency`): a whole number
+/// within [`check_concurrency`]'s bounds.
+pub fn parse_concurrency_flag(s: &str) -> Result<usize, String> {
+    let n: u128 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number of calls in flight"))?;
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    check_concurrency(n)
+}
 
 /// The `rate` key: `"auto"` (find the provider's limit; the default) or a
 /// fixed number of calls per second that is never exceeded.
@@ -77,6 +105,12 @@ impl std::str::FromStr for RateSetting {
         match s.trim().parse::<u32>() {
             Ok(0) => Err("rate must be at least 1 call per second, or \"auto\"".into()),
             Ok(n) => Ok(RateSetting::Fixed(n)),
+            Err(_) if s.trim().bytes().all(|b| b.is_ascii_digit()) && !s.trim().is_empty() => {
+                Err(format!(
+                    "rate `{s}` is too large: at most {} calls per second, or \"auto\"",
+                    u32::MAX
+                ))
+            }
             Err(_) => Err(format!(
                 "rate `{s}` is neither \"auto\" nor a whole number of calls per second"
             )),
@@ -280,11 +314,11 @@ impl Config {
                 "`max_rate` only applies to `rate = \"auto\"`; with `rate = {n}` the rate itself is the cap: remove one of them"
             );
         }
-        if cfg.max_concurrency == Some(0) {
-            anyhow::bail!("`max_concurrency` must be at least 1");
+        if let Some(n) = cfg.max_concurrency {
+            check_concurrency(n).map_err(|e| anyhow::anyhow!("`max_concurrency` {e}"))?;
         }
-        if cfg.concurrency == Some(0) {
-            anyhow::bail!("`concurrency` must be at least 1");
+        if let Some(n) = cfg.concurrency {
+            check_concurrency(n).map_err(|e| anyhow::anyhow!("`concurrency` {e}"))?;
         }
         Ok(cfg)
     }
@@ -457,5 +491,26 @@ phone = "+2250700000000"
         assert_eq!("25".parse(), Ok(RateSetting::Fixed(25)));
         assert!("0".parse::<RateSetting>().is_err());
         assert!("lots".parse::<RateSetting>().unwrap_err().contains("lots"));
+        let huge = "18446744073709551615".parse::<RateSetting>().unwrap_err();
+        assert!(huge.contains("too large"), "{huge}");
+    }
+
+    #[test]
+    fn concurrency_is_bounded_in_keys_and_flags() {
+        assert_eq!(parse_concurrency_flag("16"), Ok(16));
+        assert!(
+            parse_concurrency_flag("0")
+                .unwrap_err()
+                .contains("at least 1")
+        );
+        for huge in ["18446744073709551615", "99999999999999999999999", "4097"] {
+            let e = parse_concurrency_flag(huge).unwrap_err();
+            assert!(e.contains("too large"), "{huge}: {e}");
+        }
+        assert!(parse_concurrency_flag("many").unwrap_err().contains("many"));
+        let e = Config::parse("max_concurrency = 9223372036854775807").unwrap_err();
+        assert!(format!("{e:#}").contains("too large"), "{e:#}");
+        assert!(Config::parse("concurrency = 5000").is_err());
+        assert!(Config::parse("max_concurrency = 4096").is_ok());
     }
 }

@@ -200,7 +200,10 @@ fn poll(args: &ReconcileArgs, store: &mut Store, out: &mut impl Write) -> Result
     }
     let rt = runtime(Some(1))?;
     let cfg = Config::load(args.config.as_deref())?;
-    let limiter = crate::engine::Limiter::new(cfg.rate());
+    let limiter = crate::limiter::Limiter::new(crate::limiter::Settings::new(
+        cfg.rate_mode(),
+        cfg.max_concurrency(),
+    ));
     let polled = rt.block_on(crate::reconcile::poll::poll(
         store, &client, &limiter, args.run,
     ))?;

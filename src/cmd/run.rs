@@ -3,7 +3,7 @@
 //! and shows its outcome: messages on stderr, the summary, the exit code.
 
 use super::{LogFormat, Signals, init_logging, runtime};
-use crate::config::{Ambiguous, Config, DEFAULT_REPORT};
+use crate::config::{Ambiguous, Config, DEFAULT_REPORT, RateSetting, parse_concurrency_flag};
 use crate::engine::{
     self, EngineOptions, Event, ProgressTarget, ProviderChoice, RunOutcome, Settings, Stop,
 };
@@ -40,11 +40,16 @@ pub struct RunArgs {
     /// Where to write the report; `rejected.csv` and `PATH.summary.csv` go beside it.
     #[arg(long, default_value = DEFAULT_REPORT)]
     pub report: PathBuf,
-    /// Provider calls per second (overrides `rate`).
-    #[arg(long)]
-    pub rate: Option<u32>,
-    /// Maximum requests in flight (overrides `concurrency`).
-    #[arg(long)]
+    /// Provider calls per second: `auto` (find the provider's limit) or a
+    /// fixed cap such as 40 (overrides `rate`).
+    #[arg(long, value_name = "auto|N")]
+    pub rate: Option<RateSetting>,
+    /// Most calls in flight, however slow the provider (overrides
+    /// `max_concurrency`).
+    #[arg(long, value_name = "N", value_parser = parse_concurrency_flag)]
+    pub max_concurrency: Option<usize>,
+    /// Older name of `--max-concurrency` (overrides `concurrency`).
+    #[arg(long, value_name = "N", value_parser = parse_concurrency_flag)]
     pub concurrency: Option<usize>,
     /// What to do with payouts whose execution outcome is unknown (overrides `ambiguous`).
     #[arg(long, value_enum)]
@@ -137,8 +142,17 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
         import_only: args.import_only,
         expect_total: args.expect_total.clone(),
         engine: EngineOptions {
-            rate: args.rate.unwrap_or(cfg.rate()).max(1),
-            concurrency: args.concurrency.unwrap_or(cfg.concurrency()).max(1),
+            rate: match args.rate {
+                None => cfg.rate_mode(),
+                Some(RateSetting::Fixed(n)) => crate::limiter::RateMode::Fixed(n),
+                Some(RateSetting::Auto) => crate::limiter::RateMode::Auto {
+                    ceiling: cfg.max_rate,
+                },
+            },
+            max_concurrency: args
+                .max_concurrency
+                .or(args.concurrency)
+                .unwrap_or(cfg.max_concurrency()),
             ambiguous: args.ambiguous.unwrap_or(cfg.ambiguous()),
             initiate_only: args.initiate_only,
             max_attempts_total: cfg.max_attempts_total(),
@@ -236,6 +250,21 @@ fn show_event(e: &Event) {
     }
 }
 
+/// The rate payrun settled on, the 429s and the latency, in whole numbers,
+/// so an operator can choose a fixed rate for next time.
+fn show_rate(s: &crate::limiter::LimiterStats) {
+    let accepted = s
+        .delivered
+        .map_or_else(String::new, |d| format!(" (provider accepted {d:.0}/s)"));
+    let latency = s
+        .latency
+        .map_or_else(|| "-".to_string(), |l| format!("{} ms", l.as_millis()));
+    eprintln!(
+        "rate: settled at {:.0} calls/s{accepted}; {} answer(s) 429 in {} congestion event(s); latency {latency}",
+        s.rate, s.rate_limited, s.congestion_events
+    );
+}
+
 fn show_outcome(outcome: RunOutcome, quiet: bool) -> Result<Exit> {
     let ran = match outcome {
         RunOutcome::Rejected(r) => {
@@ -293,6 +322,9 @@ fn show_outcome(outcome: RunOutcome, quiet: bool) -> Result<Exit> {
     };
     if !quiet {
         super::report::show_summary(&ran.totals);
+        if let Some(stats) = &ran.limiter {
+            show_rate(stats);
+        }
         eprintln!("report: {}", ran.report.display());
         if let Some(f) = &ran.failed {
             eprintln!(

@@ -16,14 +16,13 @@
 //! Files: `identity` (period, run identity, stable row ids, the input
 //! snapshot), `repeat` (the re-run decisions and the repeat guard), `import`
 //! (validated import), `failed` (`failed.csv`), `schedule` (the worker
-//! pool), `pay` (one payout's calls), `retry`, `limiter`, `progress`, and
-//! `reconcile` (settling unknown payouts).
+//! pool), `pay` (one payout's calls), `retry`, `progress`, and `reconcile`
+//! (settling unknown payouts). The rate limiter is [`crate::limiter`].
 
 pub mod approval;
 pub mod failed;
 pub mod identity;
 pub mod import;
-pub mod limiter;
 pub mod pay;
 pub mod progress;
 pub mod reconcile;
@@ -34,7 +33,6 @@ mod schedule;
 pub mod stops;
 
 pub use import::{EditedCopy, Imported, OpenElsewhere, Rejected, Repeats};
-pub use limiter::Limiter;
 pub use progress::ProgressTarget;
 use schedule::{Counters, Ctx};
 pub use schedule::{DEFAULT_RESEND_DELAY, EngineOptions, RunStats, execute_run};
@@ -161,6 +159,9 @@ pub struct Ran {
     pub skipped: u64,
     /// `failed.csv`, when payouts failed and the file could be written.
     pub failed: Option<PathBuf>,
+    /// The rate limiter's figures at the end of the run (the rate payrun
+    /// settled on, 429s, latency), for the operator to choose a fixed rate.
+    pub limiter: Option<crate::limiter::LimiterStats>,
 }
 
 impl Ran {
@@ -279,7 +280,10 @@ pub async fn run(
     .await?;
     // Settle what the provider can tell (its status call, if it has one).
     if !settings.engine.initiate_only && stats.stop.is_none() {
-        let limiter = Limiter::new(settings.engine.rate);
+        let limiter = crate::limiter::Limiter::new(crate::limiter::Settings::new(
+            settings.engine.rate.clone(),
+            settings.engine.max_concurrency,
+        ));
         crate::reconcile::poll::poll(&mut store, &provider.client, &limiter, Some(run.id)).await?;
     }
     let counts = store.state_counts(run.id)?;
@@ -328,6 +332,7 @@ pub async fn run(
         approval,
         skipped,
         failed,
+        limiter: stats.limiter,
     }))
 }
 

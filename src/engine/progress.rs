@@ -4,6 +4,7 @@
 //! on it.
 
 use super::{Counters, Ctx};
+use crate::limiter::Limiter;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,8 +50,12 @@ impl Progress {
         let done2 = done.clone();
         let task = tokio::spawn(async move {
             match target {
-                ProgressTarget::Bars(draw) => bars(&ctx.counters, total, draw, &done2).await,
-                ProgressTarget::Lines(out) => lines(&ctx.counters, total, out, &done2).await,
+                ProgressTarget::Bars(draw) => {
+                    bars(&ctx.counters, &ctx.limiter, total, draw, &done2).await
+                }
+                ProgressTarget::Lines(out) => {
+                    lines(&ctx.counters, &ctx.limiter, total, out, &done2).await
+                }
                 ProgressTarget::Hidden => {}
             }
         });
@@ -71,7 +76,13 @@ impl Progress {
     }
 }
 
-async fn bars(c: &Counters, total: u64, draw: indicatif::ProgressDrawTarget, done: &AtomicBool) {
+async fn bars(
+    c: &Counters,
+    limiter: &Limiter,
+    total: u64,
+    draw: indicatif::ProgressDrawTarget,
+    done: &AtomicBool,
+) {
     let started = Instant::now();
     let multi = indicatif::MultiProgress::with_draw_target(draw);
     let style = indicatif::ProgressStyle::with_template(
@@ -91,8 +102,9 @@ async fn bars(c: &Counters, total: u64, draw: indicatif::ProgressDrawTarget, don
         exec.set_position(e);
         let secs = started.elapsed().as_secs_f64().max(0.001);
         exec.set_message(format!(
-            "failed {f} unknown {u} | {:.0} calls/s",
-            calls as f64 / secs
+            "failed {f} unknown {u} | {:.0} calls/s | {}",
+            calls as f64 / secs,
+            limiter.stats().brief()
         ));
         if done.load(Ordering::Relaxed) {
             init.finish();
@@ -103,7 +115,13 @@ async fn bars(c: &Counters, total: u64, draw: indicatif::ProgressDrawTarget, don
     }
 }
 
-async fn lines(c: &Counters, total: u64, mut out: Box<dyn Write + Send>, done: &AtomicBool) {
+async fn lines(
+    c: &Counters,
+    limiter: &Limiter,
+    total: u64,
+    mut out: Box<dyn Write + Send>,
+    done: &AtomicBool,
+) {
     let started = Instant::now();
     let mut last = Instant::now();
     loop {
@@ -117,8 +135,9 @@ async fn lines(c: &Counters, total: u64, mut out: Box<dyn Write + Send>, done: &
             // a payout run for.
             let _ = writeln!(
                 out,
-                "payrun: {i}/{total} initiated, {e}/{total} executed, {f} failed, {u} unknown, {:.0} calls/s",
-                calls as f64 / secs
+                "payrun: {i}/{total} initiated, {e}/{total} executed, {f} failed, {u} unknown, {:.0} calls/s, {}",
+                calls as f64 / secs,
+                limiter.stats().brief()
             );
         }
         if finished {

@@ -3,8 +3,9 @@
 //! whether one may have been carried out). It chooses no state: it hands
 //! its [`CallEnd`] to the decisions of [`crate::machine::decide`].
 
-use super::Ctx;
+use super::{Ctx, Stop};
 use crate::fault;
+use crate::limiter::RateLimited;
 use crate::provider::Outcome;
 use crate::store::Work;
 use rand::Rng;
@@ -43,6 +44,8 @@ pub struct CallEnd {
 /// One call with the retry policy (README, "Retries"): not-sent answers and
 /// 5xx on an initiation are retried with backoff; 429 waits for the shared
 /// limiter; an ambiguous execute is never re-sent here (see `resend`).
+/// The limiter's slot is held until the answer, so it knows when the call
+/// left (one back-off per congestion event) and how long the answer took.
 pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> CallEnd {
     let mut end = CallEnd {
         outcome: None,
@@ -52,7 +55,11 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
     let mut failures = 0u32;
     let mut limited = 0u32;
     loop {
-        ctx.limiter.acquire().await;
+        // `None`: the run is stopping; a wait (even a `Retry-After` pause)
+        // ends at once.
+        let Some(slot) = ctx.limiter.acquire().await else {
+            return end;
+        };
         if ctx.stopping() {
             return end;
         }
@@ -73,17 +80,29 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
         );
         // (give up now, wait before the next attempt)
         let (give_up, wait) = match outcome {
-            // The shared limiter already paused everyone.
+            // The shared limiter pauses everyone for the `Retry-After`.
             Outcome::RateLimited { retry_after } => {
-                ctx.limiter.on_rate_limited(retry_after);
                 limited += 1;
-                (limited >= MAX_RATE_LIMITED, false)
+                match slot.rate_limited(retry_after) {
+                    RateLimited::Paused { .. } => (limited >= MAX_RATE_LIMITED, false),
+                    RateLimited::TooLong { asked, pause } => {
+                        ctx.request_stop(Stop::Unreachable(format!(
+                            "it asks to wait {}s before the next call (Retry-After), \
+                             more than the {}s payrun pauses for within a run",
+                            asked.as_secs(),
+                            pause.as_secs()
+                        )));
+                        (true, false)
+                    }
+                }
             }
             Outcome::NotSent { .. } => {
+                slot.other();
                 failures += 1;
                 (failures >= MAX_ATTEMPTS, true)
             }
             Outcome::Ambiguous { .. } => {
+                slot.other();
                 end.maybe_landed = true;
                 failures += 1;
                 // An initiate moves no money: re-sent at once. An execute
@@ -92,8 +111,14 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
                 let resend = call == Call::Initiate;
                 (!resend || failures >= MAX_ATTEMPTS, resend)
             }
-            _ => {
-                ctx.limiter.on_success();
+            // The provider coped: a success or a business answer.
+            Outcome::Accepted { .. } | Outcome::Refused { .. } | Outcome::NotFinal { .. } => {
+                slot.success();
+                (true, false)
+            }
+            // Says nothing about the rate; only its latency counts.
+            Outcome::Unauthorized { .. } | Outcome::Mismatch { .. } | Outcome::Stop { .. } => {
+                slot.other();
                 (true, false)
             }
         };

@@ -4,10 +4,10 @@
 //! shared context ([`Ctx`]) the tasks see lives here.
 
 use super::Stop;
-use super::limiter::Limiter;
 use super::pay::pay_one;
 use super::progress::{Progress, ProgressTarget};
 use crate::config::Ambiguous;
+use crate::limiter::{Limiter, LimiterStats, RateMode};
 use crate::machine::decide::{self, Phase};
 use crate::provider::Client;
 use crate::shutdown::Shutdown;
@@ -17,14 +17,27 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
+
+/// How often the pool looks again at the limiter's concurrency target while
+/// every worker is busy: the target grows with the rate, and no task may end
+/// for a while during a `Retry-After` pause.
+const WORKER_RECHECK: Duration = Duration::from_millis(50);
+/// Workers per call the limiter lets be in flight: a payout's task also
+/// spends time committing its intent and outcome, so twice the target keeps
+/// every permitted slot used without parking hundreds of idle tasks.
+const WORKERS_PER_SLOT: usize = 2;
+/// Workers on top of that, so a target of 1 or 2 still overlaps a commit
+/// with the next call.
+const EXTRA_WORKERS: usize = 4;
 
 /// The run's options the engine reads.
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
-    pub rate: u32,
-    pub concurrency: usize,
+    /// `rate = "auto"` or a fixed cap (rate keys).
+    pub rate: RateMode,
+    /// Most calls in flight, whatever Little's law suggests.
+    pub max_concurrency: usize,
     pub ambiguous: Ambiguous,
     pub initiate_only: bool,
     /// Requests a payout may use across runs before an initiation that
@@ -43,6 +56,8 @@ pub const DEFAULT_RESEND_DELAY: Duration = Duration::from_secs(5);
 #[derive(Debug, Default)]
 pub struct RunStats {
     pub stop: Option<Stop>,
+    /// The limiter's figures at the end: settled rate, 429s, latency.
+    pub limiter: Option<LimiterStats>,
 }
 
 /// Progress counters (display only; the database is the record).
@@ -77,6 +92,8 @@ impl Ctx {
             *s = Some(why);
         }
         self.stopping.store(true, Ordering::SeqCst);
+        // Ends every wait for a send slot at once, a `Retry-After` pause too.
+        self.limiter.stop();
     }
     pub fn stopping(&self) -> bool {
         self.stopping.load(Ordering::SeqCst)
@@ -120,7 +137,10 @@ pub async fn execute_run(
     let ctx = Arc::new(Ctx {
         client: client.clone(),
         writer: writer.clone(),
-        limiter: Limiter::new(opts.rate),
+        limiter: Limiter::new(crate::limiter::Settings::new(
+            opts.rate,
+            opts.max_concurrency,
+        )),
         opts: opts.clone(),
         stopping: AtomicBool::new(false),
         stop: Mutex::new(None),
@@ -143,7 +163,6 @@ pub async fn execute_run(
         .collect();
     let mut pool = Pool {
         ctx: ctx.clone(),
-        sem: Arc::new(Semaphore::new(opts.concurrency)),
         tasks: JoinSet::new(),
         error: None,
     };
@@ -178,13 +197,15 @@ pub async fn execute_run(
     held?;
     resent?;
     let stop = ctx.stop.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    Ok(RunStats { stop })
+    Ok(RunStats {
+        stop,
+        limiter: Some(ctx.limiter.stats()),
+    })
 }
 
 /// The running payout tasks and the first error among them.
 struct Pool {
     ctx: Arc<Ctx>,
-    sem: Arc<Semaphore>,
     tasks: JoinSet<Result<()>>,
     error: Option<anyhow::Error>,
 }
@@ -200,8 +221,8 @@ impl Pool {
     ) -> VecDeque<(Work, Phase)> {
         // Claim as many as can be in flight, so the claimed-but-unsent
         // window stays one round deep.
-        let claim_size = self.ctx.opts.concurrency.clamp(8, 512);
         loop {
+            let claim_size = self.workers().clamp(8, 512);
             if self.ctx.stopping() {
                 break;
             }
@@ -229,26 +250,35 @@ impl Pool {
         queue
     }
 
-    /// Starts a task per queued payout as permits free up.
+    /// Workers allowed now: they follow the limiter's concurrency target
+    /// (rate × latency), within `max_concurrency`.
+    fn workers(&self) -> usize {
+        let target = self.ctx.limiter.target_concurrency();
+        (target * WORKERS_PER_SLOT + EXTRA_WORKERS).min(self.ctx.opts.max_concurrency.max(1))
+    }
+
+    /// Starts a task per queued payout while fewer than [`Pool::workers`]
+    /// are running.
     async fn spawn_queue(&mut self, queue: &mut VecDeque<(Work, Phase)>) {
         while let Some((work, phase)) = queue.pop_front() {
-            let permit = tokio::select! {
-                p = self.sem.clone().acquire_owned() => p.expect("semaphore closed"),
-                Some(res) = self.tasks.join_next(), if !self.tasks.is_empty() => {
-                    self.note_task(res);
-                    queue.push_front((work, phase));
-                    continue;
+            if self.tasks.len() >= self.workers() {
+                tokio::select! {
+                    Some(res) = self.tasks.join_next() => self.note_task(res),
+                    _ = tokio::time::sleep(WORKER_RECHECK) => {}
                 }
-            };
+                queue.push_front((work, phase));
+                if self.ctx.stopping() {
+                    break;
+                }
+                continue;
+            }
             if self.ctx.stopping() {
                 queue.push_front((work, phase));
                 break;
             }
             let ctx = self.ctx.clone();
-            self.tasks.spawn(async move {
-                let _permit = permit;
-                pay_one(&ctx, work, phase).await
-            });
+            self.tasks
+                .spawn(async move { pay_one(&ctx, work, phase).await });
         }
     }
 

@@ -58,6 +58,23 @@ pub struct LimiterStats {
     pub paused_for: Option<Duration>,
 }
 
+impl LimiterStats {
+    /// The figures in one short line for the progress display, in whole
+    /// numbers: `rate 98/s, 429s 12, latency 312 ms`.
+    pub fn brief(&self) -> String {
+        let latency = self
+            .latency
+            .map_or_else(|| "-".to_string(), |l| format!("{} ms", l.as_millis()));
+        let paused = self.paused_for.map_or_else(String::new, |p| {
+            format!(", paused {}s", p.as_secs_f64().ceil())
+        });
+        format!(
+            "rate {:.0}/s, 429s {}, latency {latency}{paused}",
+            self.rate, self.rate_limited
+        )
+    }
+}
+
 impl Limiter {
     pub fn new(settings: Settings) -> Limiter {
         Limiter {
@@ -90,37 +107,48 @@ impl Limiter {
             if *stop.borrow_and_update() {
                 return None;
             }
-            let freed = self.freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            let wake = {
-                let mut s = self.lock();
-                let now = Instant::now();
-                if s.in_flight >= s.ctrl.target_concurrency() {
-                    None
-                } else {
-                    match s.ctrl.try_send(now.into_std()) {
-                        Ok(()) => {
-                            s.in_flight += 1;
-                            return Some(Slot {
-                                limiter: self,
-                                sent_at: now,
-                            });
+            let pace_until = {
+                // Registered before the check, so a place freed between the
+                // check and the wait is not missed. Dropped (at the end of
+                // this block) before a wait for the pace: a notification it
+                // received then passes to the next waiter (tokio's `Notify`).
+                let freed = std::pin::pin!(self.freed.notified());
+                let mut freed = freed;
+                freed.as_mut().enable();
+                let wake = {
+                    let mut s = self.lock();
+                    let now = Instant::now();
+                    if s.in_flight >= s.ctrl.target_concurrency() {
+                        None
+                    } else {
+                        match s.ctrl.try_send(now.into_std()) {
+                            Ok(()) => {
+                                s.in_flight += 1;
+                                return Some(Slot {
+                                    limiter: self,
+                                    sent_at: now,
+                                });
+                            }
+                            Err(at) => Some(Instant::from_std(at)),
                         }
-                        Err(at) => Some(Instant::from_std(at)),
+                    }
+                };
+                match wake {
+                    Some(at) => at,
+                    // Waiting for a place: only a freed place matters.
+                    None => {
+                        tokio::select! {
+                            _ = stop.wait_for(|s| *s) => return None,
+                            _ = freed => {}
+                        }
+                        continue;
                     }
                 }
             };
-            let sleep = async {
-                match wake {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
+            // Waiting for the pace: only the clock matters.
             tokio::select! {
                 _ = stop.wait_for(|s| *s) => return None,
-                _ = &mut freed => {}
-                _ = sleep => {}
+                _ = tokio::time::sleep_until(pace_until) => {}
             }
         }
     }
@@ -246,7 +274,10 @@ impl Slot<'_> {
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
         self.limiter.lock().in_flight -= 1;
-        self.limiter.freed.notify_waiters();
+        // One place freed wakes one waiter, not every worker of the run: at
+        // full speed, waking all of them on every answer cost more CPU than
+        // the call itself.
+        self.limiter.freed.notify_one();
     }
 }
 
@@ -322,6 +353,27 @@ mod tests {
         });
         assert!(t0.elapsed() >= Duration::from_millis(50));
         assert_eq!(l.stats().in_flight, 2);
+    }
+
+    #[test]
+    fn brief_figures_are_whole_numbers() {
+        let s = LimiterStats {
+            rate: 97.6,
+            delivered: Some(95.2),
+            rate_limited: 12,
+            congestion_events: 3,
+            latency: Some(Duration::from_micros(312_400)),
+            target_concurrency: 46,
+            in_flight: 40,
+            paused_for: Some(Duration::from_millis(4200)),
+        };
+        assert_eq!(s.brief(), "rate 98/s, 429s 12, latency 312 ms, paused 5s");
+        let s = LimiterStats {
+            latency: None,
+            paused_for: None,
+            ..s
+        };
+        assert_eq!(s.brief(), "rate 98/s, 429s 12, latency -");
     }
 
     #[tokio::test(start_paused = true)]

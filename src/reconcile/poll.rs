@@ -6,7 +6,7 @@
 //! provider (or the built-in sandbox) are never asked about.
 
 use super::guard;
-use crate::engine::Limiter;
+use crate::limiter::Limiter;
 use crate::machine::State;
 use crate::provider::Client;
 use crate::provider::status::TxStatus;
@@ -68,9 +68,15 @@ pub async fn poll(
         }
         let mut next = Vec::new();
         for p in open {
-            limiter.acquire().await;
+            // None: the run is stopping; what is not asked stays open.
+            let Some(slot) = limiter.acquire().await else {
+                next.push(p);
+                continue;
+            };
             out.asked += 1;
-            let (to, word, code) = match client.status(&p.transaction_id).await {
+            let answer = client.status(&p.transaction_id).await;
+            slot.other();
+            let (to, word, code) = match answer {
                 Some(TxStatus::Paid(w)) => (State::Executed, w, "STATUS_PAID"),
                 Some(TxStatus::Failed(w)) => (State::ExecuteFailed, w, "STATUS_FAILED"),
                 _ => {
