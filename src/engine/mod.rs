@@ -141,9 +141,20 @@ struct Provider {
     sandbox: Option<crate::sandbox::Running>,
 }
 
+/// The file in which the in-process sandbox keeps its books between
+/// commands: beside the run's database, so `run --sandbox --initiate-only`
+/// then `run --sandbox` executes what the first command initiated, and a
+/// top-up (`payrun sandbox --state FILE --top-up CUR=AMOUNT`) lasts.
+pub fn sandbox_state_file(db: &std::path::Path) -> PathBuf {
+    let mut name = db.as_os_str().to_os_string();
+    name.push(".sandbox.json");
+    PathBuf::from(name)
+}
+
 async fn open_provider(
     choice: &ProviderChoice,
     config: &Config,
+    db: &std::path::Path,
     notify: &dyn Fn(Event),
 ) -> Result<Provider> {
     match choice {
@@ -151,6 +162,7 @@ async fn open_provider(
             let key = format!("sk_sandbox_{:016x}", rand::rng().random::<u64>());
             let config = crate::sandbox::SandboxConfig {
                 api_key: key.clone(),
+                state_file: Some(sandbox_state_file(db)),
                 ..Default::default()
             };
             let running = crate::sandbox::start(config)
@@ -187,8 +199,11 @@ pub async fn run(
 ) -> Result<RunOutcome> {
     let file_sha = import::file_sha256(&settings.file)?;
     let identity = import::run_identity(&file_sha, &settings.label);
-    let mut provider = open_provider(&settings.provider, &settings.config, notify).await?;
+    // The lock first: the in-process sandbox's state file belongs to the
+    // database, so two processes must not load it at once.
     let _lock = RunLock::acquire(&settings.db)?;
+    let mut provider =
+        open_provider(&settings.provider, &settings.config, &settings.db, notify).await?;
     let mut store = Store::open(&settings.db)?;
 
     let run = match find_or_import(

@@ -1,0 +1,144 @@
+//! The operator's flows of the README, end to end with the real binary:
+//! the in-process sandbox keeps its books between commands (rehearsal),
+//! a wallet runs out and is topped up, runs are cancelled or pointed at a
+//! corrected URL, SIGTERM stops a run cleanly, and every run ends with a
+//! verdict (also as JSON and through `on_finish`).
+
+mod common;
+
+use common::{code, read_csv, text};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The README's sample payroll, copied into a fresh folder.
+struct Rehearsal {
+    dir: tempfile::TempDir,
+}
+
+impl Rehearsal {
+    fn new() -> Rehearsal {
+        let dir = tempfile::tempdir().unwrap();
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/payroll.csv");
+        std::fs::copy(sample, dir.path().join("payroll.csv")).unwrap();
+        Rehearsal { dir }
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_payrun"));
+        c.current_dir(self.dir.path())
+            .env_remove("PAYRUN_API_KEY")
+            .env_remove("RUST_LOG")
+            .args(args);
+        c
+    }
+    fn payrun(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+    /// Report rows per state.
+    fn states(&self) -> std::collections::BTreeMap<String, usize> {
+        let mut m = std::collections::BTreeMap::new();
+        for r in read_csv(&self.path("report.csv")) {
+            *m.entry(common::col(&[r], 0, "state")).or_insert(0) += 1;
+        }
+        m
+    }
+}
+
+const SANDBOX_STATE: &str = "payrun-sandbox.db.sandbox.json";
+
+#[test]
+fn quick_start_pays_all_fifty_and_a_second_run_sends_nothing() {
+    let r = Rehearsal::new();
+    let out = r.payrun(&["run", "payroll.csv", "--sandbox", "--rate", "1000"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(r.states().get("executed"), Some(&50));
+    let before = payrun::sandbox::read_state(&r.path(SANDBOX_STATE)).unwrap();
+    assert_eq!(before.transactions.len(), 50);
+    let out = r.payrun(&["run", "payroll.csv", "--sandbox", "--rate", "1000"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let after = payrun::sandbox::read_state(&r.path(SANDBOX_STATE)).unwrap();
+    assert_eq!(
+        before, after,
+        "the second run made no call that changed the books"
+    );
+}
+
+#[test]
+fn initiate_only_then_run_executes_all_fifty() {
+    let r = Rehearsal::new();
+    let out = r.payrun(&[
+        "run",
+        "payroll.csv",
+        "--sandbox",
+        "--rate",
+        "1000",
+        "--initiate-only",
+    ]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(r.states().get("initiated"), Some(&50));
+    let out = r.payrun(&["run", "payroll.csv", "--sandbox", "--rate", "1000"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(r.states().get("executed"), Some(&50), "{}", text(&out));
+    let ledger = payrun::sandbox::read_state(&r.path(SANDBOX_STATE)).unwrap();
+    assert!(ledger.transactions.iter().all(|t| t.debits == 1));
+}
+
+#[test]
+fn a_wallet_runs_out_is_topped_up_and_the_run_finishes() {
+    let r = Rehearsal::new();
+    // 12 XOF rows of about 200,000 each: 500,000 pays two or so.
+    let out = r.payrun(&[
+        "sandbox",
+        "--state",
+        SANDBOX_STATE,
+        "--set-wallet",
+        "XOF=500000",
+    ]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("XOF 500000"));
+    // One call at a time, so the first refusal halts XOF before another
+    // XOF execute is sent.
+    let one = [
+        "run",
+        "payroll.csv",
+        "--sandbox",
+        "--rate",
+        "1000",
+        "--concurrency",
+        "1",
+    ];
+    let out = r.payrun(&one);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let states = r.states();
+    let waiting = states.get("initiated").copied().unwrap_or(0);
+    let failed = states.get("execute_failed").copied().unwrap_or(0);
+    assert!(waiting > 0, "{states:?}");
+    assert!(failed <= 1, "{states:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("top"), "the verdict says to top up: {err}");
+
+    let out = r.payrun(&[
+        "sandbox",
+        "--state",
+        SANDBOX_STATE,
+        "--top-up",
+        "XOF=100000000",
+    ]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let out = r.payrun(&one);
+    let states = r.states();
+    assert_eq!(states.get("initiated"), None, "{states:?}");
+    assert_eq!(
+        states.get("executed").copied().unwrap_or(0) + failed,
+        50,
+        "{states:?}"
+    );
+    assert_eq!(
+        code(&out),
+        if failed == 0 { 0 } else { 3 },
+        "{}",
+        text(&out)
+    );
+}
