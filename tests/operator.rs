@@ -142,3 +142,73 @@ fn a_wallet_runs_out_is_topped_up_and_the_run_finishes() {
         text(&out)
     );
 }
+
+/// The process status a stopped, resumable run exits with (README "Exit
+/// codes": 1, "stopped early and can be resumed").
+const STOPPED: i32 = 1;
+
+#[test]
+fn sigterm_stops_cleanly_reports_and_leaves_nothing_executing() {
+    use payrun::sandbox::SandboxConfig;
+    let sb = common::Sandbox::start(SandboxConfig {
+        latency_ms: 50,
+        ..SandboxConfig::default()
+    });
+    let w = common::Work::new();
+    let file = w.write(
+        "payroll.csv",
+        &common::payroll(400, |i| format!("22507{i:08}")),
+    );
+    let mut child = w
+        .run_cmd(
+            &file,
+            &sb.base_url(),
+            &["--rate", "1000", "--concurrency", "4"],
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until money is moving (a condition, not a fixed delay).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while sb
+        .ledger()
+        .transactions
+        .iter()
+        .filter(|t| t.debits > 0)
+        .count()
+        < 5
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: sends a signal to our own child, whose pid we hold.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), STOPPED, "{}", text(&out));
+    let rows = w.report_rows();
+    assert_eq!(rows.len(), 400, "the report is written");
+    let state = |id: &str| {
+        rows.iter()
+            .find(|r| common::col(&[(*r).clone()], 0, "transaction_id") == id)
+            .map(|r| common::col(&[r.clone()], 0, "state"))
+    };
+    let states: Vec<String> = rows
+        .iter()
+        .map(|r| common::col(&[r.clone()], 0, "state"))
+        .collect();
+    assert!(states.iter().any(|s| s == "pending"), "it stopped early");
+    assert!(!states.iter().any(|s| s == "executing" || s == "initiating"));
+    for t in sb.ledger().transactions {
+        if t.debits > 0 {
+            assert_eq!(state(&t.transaction_id).as_deref(), Some("executed"));
+        }
+    }
+    // And the same command resumes and finishes.
+    let out = w.run(&file, &sb.base_url(), &["--rate", "1000"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+}

@@ -140,6 +140,13 @@ pub fn command(args: RunArgs) -> Result<Exit> {
     })
 }
 
+/// How long a stopping run may finish its calls in flight before the
+/// process quits anyway: under systemd's default 90 s before SIGKILL (give
+/// `docker stop` `-t 40`: its default is 10 s), yet long enough for a
+/// provider call with its retries to end. Quitting then is as safe as a
+/// crash (every intent is committed before its request leaves).
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The first Ctrl-C (or SIGTERM) asks the engine to stop after the calls in
 /// flight; a second Ctrl-C quits at once. That is as safe as a crash: every
 /// intent is committed before its request leaves, and the next run resumes.
@@ -152,8 +159,18 @@ fn watch_signals(quiet: bool) -> Result<Shutdown> {
             eprintln!("payrun: stopping after the calls in flight (Ctrl-C again to quit at once)");
         }
         trigger.fire();
-        signals.interrupted().await;
-        eprintln!("payrun: quitting now; run the same command again to resume");
+        tokio::select! {
+            _ = signals.interrupted() => {
+                eprintln!("payrun: quitting now; run the same command again to resume");
+            }
+            _ = tokio::time::sleep(STOP_GRACE) => {
+                eprintln!(
+                    "payrun: calls still in flight after {}s; quitting now. Their intents are \
+                     recorded: run the same command again to resume",
+                    STOP_GRACE.as_secs()
+                );
+            }
+        }
         std::process::exit(Exit::Fatal.code());
     });
     Ok(shutdown)

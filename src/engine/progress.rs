@@ -243,7 +243,11 @@ async fn bars(
     }
 }
 
-async fn lines(figures: &(dyn Fn() -> Figures + Sync), mut out: Box<dyn Write + Send>, done: &AtomicBool) {
+async fn lines(
+    figures: &(dyn Fn() -> Figures + Sync),
+    mut out: Box<dyn Write + Send>,
+    done: &AtomicBool,
+) {
     let mut last = Instant::now();
     let mut stop_told = false;
     loop {
@@ -341,7 +345,10 @@ mod tests {
             render_line(&f),
             "payrun: 4/266 initiated, 4/266 executed, 0 failed, 0 unknown, 7 calls/s"
         );
-        let stopping = Figures { stopping: true, ..f };
+        let stopping = Figures {
+            stopping: true,
+            ..f
+        };
         assert!(render_line(&stopping).ends_with(", stopping"));
         assert_eq!(at(0).rate(), 0, "no division by zero");
     }
