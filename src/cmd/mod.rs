@@ -5,6 +5,7 @@
 //! `main.rs`) prints, builds the async runtime, installs signal handlers,
 //! sets up logging or exits the process.
 
+pub mod cancel;
 pub mod pay;
 pub mod reconcile;
 pub mod report;
@@ -40,6 +41,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// List and resolve payouts whose outcome is unknown.
     Reconcile(reconcile::ReconcileArgs),
+    /// End a run whose payouts were never executed (they become `cancelled`).
+    Cancel(cancel::CancelArgs),
     /// Serve the provider simulator.
     Sandbox(sandbox::SandboxArgs),
     /// Make one 3-D Secure card payment.
@@ -54,6 +57,7 @@ pub fn run(cli: Cli) -> Result<Exit> {
         Command::Status(args) => status::command(args),
         Command::Report(args) => report::command(args),
         Command::Reconcile(args) => reconcile::command(args),
+        Command::Cancel(args) => cancel::command(args),
         Command::Sandbox(args) => sandbox::command(args),
         Command::Pay(args) => pay::command(args),
     }

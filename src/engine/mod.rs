@@ -22,6 +22,7 @@ pub mod progress;
 pub mod reconcile;
 pub mod retry;
 mod schedule;
+pub mod verdict;
 
 pub use import::{EditedCopy, Imported, Rejected};
 pub use limiter::Limiter;
@@ -266,13 +267,16 @@ fn find_or_import(
 ) -> Result<std::result::Result<RunInfo, RunOutcome>> {
     Ok(Ok(match store.find_run(identity)? {
         Some(run) => {
-            if run.provider != provider {
+            // A run that never sent anything may move to a corrected URL.
+            if run.provider != provider && !store.repoint_unsent_run(run.id, provider)? {
                 bail!(
                     "run {} of this file was made against {}, not {}; \
-                     resume it against the same provider (or use --label to start a separate run)",
+                     resume it against the same provider, end it with `payrun cancel {}`, \
+                     or use --label to start a separate run",
                     run.id,
                     run.provider,
-                    provider
+                    provider,
+                    run.id
                 );
             }
             notify(Event::Resuming {

@@ -383,7 +383,11 @@ pub fn settle_by_resend(answer: Answer) -> Resent {
 /// `count` gives the number of payouts in a state.
 pub fn run_complete(count: impl Fn(State) -> u64, initiate_only: bool) -> bool {
     if initiate_only {
-        count(State::InitiateFailed) + count(State::Unknown) + count(State::Pending) == 0
+        count(State::InitiateFailed)
+            + count(State::Unknown)
+            + count(State::Pending)
+            + count(State::Cancelled)
+            == 0
     } else {
         let all: u64 = State::ALL.iter().map(|&s| count(s)).sum();
         count(State::Executed) == all

@@ -31,6 +31,10 @@ pub enum State {
     Unknown,
     /// Failed validation; never sent.
     Rejected,
+    /// Ended by an operator (`payrun cancel`) before its execute was ever
+    /// sent: from `pending` (nothing sent) or `initiated` (an initiation
+    /// moves no money). Never paid, never sent again.
+    Cancelled,
 }
 
 /// A state name read from storage that payrun does not know. Never coerced
@@ -41,7 +45,7 @@ pub enum State {
 pub struct UnknownState(pub String);
 
 impl State {
-    pub const ALL: [State; 9] = [
+    pub const ALL: [State; 10] = [
         State::Pending,
         State::Initiating,
         State::Initiated,
@@ -51,6 +55,7 @@ impl State {
         State::ExecuteFailed,
         State::Unknown,
         State::Rejected,
+        State::Cancelled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -64,6 +69,7 @@ impl State {
             State::ExecuteFailed => "execute_failed",
             State::Unknown => "unknown",
             State::Rejected => "rejected",
+            State::Cancelled => "cancelled",
         }
     }
 
@@ -105,6 +111,7 @@ pub const FINAL: &[State] = &[
     State::ExecuteFailed,
     State::Unknown,
     State::Rejected,
+    State::Cancelled,
 ];
 
 /// Intent states: committed before a request leaves, so after a crash the
@@ -118,6 +125,10 @@ pub const OPEN: &[State] = &[
     State::Initiated,
     State::Executing,
 ];
+
+/// States an operator may cancel (`payrun cancel`): no execute was ever
+/// sent for them, so no money moved and none will.
+pub const CANCELLABLE: &[State] = &[State::Pending, State::Initiated];
 
 /// States in which money may have moved (or has).
 pub const MAY_HAVE_PAID: &[State] = &[State::Executing, State::Executed, State::Unknown];
@@ -164,6 +175,9 @@ pub const TRANSITIONS: &[(State, State)] = &[
     // Settled by an operator, a statement or a re-sent execute.
     (State::Unknown, State::Executed),
     (State::Unknown, State::ExecuteFailed),
+    // Ended by an operator before any execute was sent (`payrun cancel`).
+    (State::Pending, State::Cancelled),
+    (State::Initiated, State::Cancelled),
 ];
 
 /// Whether payrun may move a payout from `from` to `to`.

@@ -32,11 +32,13 @@
 //!   machine and the state the payout is in;
 //! - [`writer`]: the thread that group-commits them;
 //! - [`reads`]: runs, counts, totals, report rows, unresolved, audit;
+//! - [`cancel`]: ending a run by an operator, re-pointing an unsent run;
 //! - [`resolve`]: an operator's decision on a payout, with its audit line;
 //! - [`lock`]: one run at a time per database file;
 //! - [`sql`]: SQL fragments and row mappers shared by the others.
 
 mod apply;
+mod cancel;
 mod import;
 mod lock;
 mod open;
@@ -48,6 +50,7 @@ pub mod types;
 mod writer;
 
 pub use apply::WriteError;
+pub use cancel::{CancelOutcome, RELEASED_ID_MARK};
 pub use import::{DuplicateIds, Import, ImportError};
 pub use lock::RunLock;
 pub use schema::APPLICATION_ID;
