@@ -212,3 +212,81 @@ fn sigterm_stops_cleanly_reports_and_leaves_nothing_executing() {
     let out = w.run(&file, &sb.base_url(), &["--rate", "1000"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
 }
+
+/// A loopback port with nothing listening: every call is refused, never sent.
+fn dead_url() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("http://127.0.0.1:{port}")
+}
+
+#[test]
+fn a_run_against_a_wrong_url_resumes_against_the_right_one() {
+    let sb = common::Sandbox::start(payrun::sandbox::SandboxConfig::default());
+    let r = Rehearsal::new();
+    let file = r.path("payroll.csv");
+    let w = common::Work { dir: r.dir };
+    let out = w.run(&file, &dead_url(), &["--concurrency", "1"]);
+    assert_eq!(code(&out), STOPPED, "{}", text(&out));
+    let out = w.run(&file, &sb.base_url(), &["--rate", "1000"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(sb.ledger().transactions.len(), 50);
+    // Once something was sent, the run stays with its provider.
+    let out = w.run(&file, &dead_url(), &[]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(text(&out).contains("payrun cancel"), "{}", text(&out));
+}
+
+#[test]
+fn cancel_ends_an_unsent_run_and_frees_its_ids() {
+    let sb = common::Sandbox::start(payrun::sandbox::SandboxConfig::default());
+    let r = Rehearsal::new();
+    let file = r.path("payroll.csv");
+    let w = common::Work { dir: r.dir };
+    let out = w.run(&file, &dead_url(), &["--concurrency", "1"]);
+    assert_eq!(code(&out), STOPPED, "{}", text(&out));
+    let cancel = |run: &str| {
+        Command::new(env!("CARGO_BIN_EXE_payrun"))
+            .args(["cancel", run, "--db"])
+            .arg(w.db())
+            .output()
+            .unwrap()
+    };
+    let out = cancel("1");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("50 payout(s) cancelled before sending"));
+    assert_eq!(code(&cancel("9")), 1, "no such run");
+    // The same ids pay in a new run of the corrected setup.
+    let out = w.run(&file, &sb.base_url(), &["--label", "again", "--rate", "1000"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let ids: Vec<String> = sb
+        .ledger()
+        .transactions
+        .iter()
+        .map(|t| t.transaction_id.clone())
+        .collect();
+    assert!(ids.contains(&"PAY-2025-03-001".to_string()), "{ids:?}");
+}
+
+#[test]
+fn cancel_after_initiation_keeps_ids_used() {
+    let r = Rehearsal::new();
+    let base = ["run", "payroll.csv", "--sandbox", "--rate", "1000"];
+    let out = r.payrun(&[&base[..], &["--initiate-only"]].concat());
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let out = r.payrun(&["cancel", "1", "--sandbox"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("50 cancelled after initiation"));
+    // Running it again executes nothing.
+    let out = r.payrun(&base);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    assert_eq!(r.states().get("cancelled"), Some(&50));
+    let ledger = payrun::sandbox::read_state(&r.path(SANDBOX_STATE)).unwrap();
+    assert!(ledger.transactions.iter().all(|t| t.debits == 0));
+    // A new run of the same ids is refused: the provider saw them.
+    let out = r.payrun(&[&base[..], &["--label", "again"]].concat());
+    assert_eq!(code(&out), 2, "{}", text(&out));
+}
