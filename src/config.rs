@@ -157,6 +157,10 @@ pub struct Config {
     pub provider: Option<crate::provider::ProfileSpec>,
     /// A TOML file holding the provider profile instead of `[provider]`.
     pub provider_profile: Option<PathBuf>,
+    // --- operator keys: what happens when a run ends (docs/operating.md) ---
+    /// Receives the run's result JSON when a run ends: an `http://` or
+    /// `https://` URL (POSTed), or a shell command (the JSON on its stdin).
+    pub on_finish: Option<String>,
 }
 
 impl Config {

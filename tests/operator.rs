@@ -260,7 +260,11 @@ fn cancel_ends_an_unsent_run_and_frees_its_ids() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("50 payout(s) cancelled before sending"));
     assert_eq!(code(&cancel("9")), 1, "no such run");
     // The same ids pay in a new run of the corrected setup.
-    let out = w.run(&file, &sb.base_url(), &["--label", "again", "--rate", "1000"]);
+    let out = w.run(
+        &file,
+        &sb.base_url(),
+        &["--label", "again", "--rate", "1000"],
+    );
     assert_eq!(code(&out), 0, "{}", text(&out));
     let ids: Vec<String> = sb
         .ledger()
@@ -289,4 +293,117 @@ fn cancel_after_initiation_keeps_ids_used() {
     // A new run of the same ids is refused: the provider saw them.
     let out = r.payrun(&[&base[..], &["--label", "again"]].concat());
     assert_eq!(code(&out), 2, "{}", text(&out));
+}
+
+#[test]
+fn json_logs_are_json_on_every_line_and_end_with_the_result() {
+    let r = Rehearsal::new();
+    let out = r.payrun(&[
+        "run",
+        "payroll.csv",
+        "--sandbox",
+        "--rate",
+        "1000",
+        "--log-format",
+        "json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<serde_json::Value> = err
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect();
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "run_result", "{last}");
+    assert_eq!(last["counts"]["executed"], 50);
+    assert_eq!(last["exit_code"], 0);
+    assert!(
+        last["advice"][0]
+            .as_str()
+            .unwrap()
+            .contains("nothing left to do")
+    );
+    assert!(!err.contains('\u{1b}'), "no colours when piped");
+}
+
+#[test]
+fn quiet_still_says_what_to_do_next() {
+    let r = Rehearsal::new();
+    let out = r.payrun(&[
+        "run",
+        "payroll.csv",
+        "--sandbox",
+        "--rate",
+        "1000",
+        "--quiet",
+    ]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("next: all 50 payout(s) executed"), "{err}");
+}
+
+#[test]
+fn on_finish_command_receives_the_result_without_secrets() {
+    let r = Rehearsal::new();
+    std::fs::write(r.path("payrun.toml"), "on_finish = \"cat > result.json\"\n").unwrap();
+    let out = r
+        .cmd(&[
+            "run",
+            "payroll.csv",
+            "--sandbox",
+            "--rate",
+            "1000",
+            "--quiet",
+        ])
+        .env("PAYRUN_API_KEY", "sk_live_secret_never_shown")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let body = std::fs::read_to_string(r.path("result.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["type"], "run_result");
+    assert_eq!(v["counts"]["executed"], 50);
+    assert!(!body.contains("sk_"), "{body}");
+}
+
+#[test]
+fn on_finish_url_receives_the_result() {
+    use std::sync::{Arc, Mutex};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let got: Arc<Mutex<Option<String>>> = Arc::default();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let sink = got.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |body: String| {
+            let sink = sink.clone();
+            async move {
+                *sink.lock().unwrap() = Some(body);
+                "ok"
+            }
+        }),
+    );
+    rt.spawn(async move { axum::serve(listener, app).await });
+    let r = Rehearsal::new();
+    std::fs::write(
+        r.path("payrun.toml"),
+        format!("on_finish = \"http://{addr}/hook\"\n"),
+    )
+    .unwrap();
+    let out = r.payrun(&[
+        "run",
+        "payroll.csv",
+        "--sandbox",
+        "--rate",
+        "1000",
+        "--quiet",
+    ]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let body = got.lock().unwrap().clone().expect("the hook was called");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["counts"]["executed"], 50);
+    assert_eq!(v["exit_code"], 0);
 }

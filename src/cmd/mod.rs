@@ -6,6 +6,7 @@
 //! sets up logging or exits the process.
 
 pub mod cancel;
+pub mod finish;
 pub mod pay;
 pub mod reconcile;
 pub mod report;
@@ -87,7 +88,9 @@ pub fn init_logging(format: LogFormat, default: &str) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        // Colours only for a person at a terminal, never in a log file.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let _ = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),

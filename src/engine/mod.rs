@@ -121,6 +121,8 @@ pub struct Ran {
     pub report: PathBuf,
     pub stop: Option<Stop>,
     pub initiate_only: bool,
+    /// What became of the rows, grouped by what to do next.
+    pub verdict: verdict::Verdict,
 }
 
 impl Ran {
@@ -241,6 +243,7 @@ pub async fn run(
         store.mark_finished(run.id)?;
     }
     let totals = report::write_report(&store, run.id, &settings.report)?;
+    let verdict = verdict::Verdict::load(&store, run.id, settings.engine.initiate_only)?;
     if let Some(s) = provider.sandbox.take() {
         s.shutdown().await.ok();
     }
@@ -251,6 +254,7 @@ pub async fn run(
         report: settings.report.clone(),
         stop: stats.stop,
         initiate_only: settings.engine.initiate_only,
+        verdict,
     }))
 }
 
