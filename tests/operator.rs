@@ -159,7 +159,7 @@ fn sigterm_stops_cleanly_reports_and_leaves_nothing_executing() {
         "payroll.csv",
         &common::payroll(400, |i| format!("22507{i:08}")),
     );
-    let mut child = w
+    let child = w
         .run_cmd(
             &file,
             &sb.base_url(),
@@ -194,12 +194,12 @@ fn sigterm_stops_cleanly_reports_and_leaves_nothing_executing() {
     assert_eq!(rows.len(), 400, "the report is written");
     let state = |id: &str| {
         rows.iter()
-            .find(|r| common::col(&[(*r).clone()], 0, "transaction_id") == id)
-            .map(|r| common::col(&[r.clone()], 0, "state"))
+            .find(|r| common::col(std::slice::from_ref(*r), 0, "transaction_id") == id)
+            .map(|r| common::col(std::slice::from_ref(r), 0, "state"))
     };
     let states: Vec<String> = rows
         .iter()
-        .map(|r| common::col(&[r.clone()], 0, "state"))
+        .map(|r| common::col(std::slice::from_ref(r), 0, "state"))
         .collect();
     assert!(states.iter().any(|s| s == "pending"), "it stopped early");
     assert!(!states.iter().any(|s| s == "executing" || s == "initiating"));
