@@ -127,7 +127,10 @@ pub fn command(args: RunArgs) -> Result<Exit> {
     };
     rt.block_on(async {
         let settings = settings(&args, cfg)?;
-        let shutdown = watch_signals(args.quiet, say)?;
+        let bars = !args.quiet && !say.json && std::io::stderr().is_terminal();
+        // With bars, the bars' last line shows the stop notice (a line
+        // printed under them would be painted over).
+        let shutdown = watch_signals(args.quiet || bars, say)?;
         let progress = if args.quiet {
             ProgressTarget::Hidden
         } else if say.json {

@@ -226,4 +226,19 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn only_payouts_never_executed_can_be_cancelled() {
+        assert!(State::Cancelled.is_final());
+        assert!(!State::Cancelled.may_have_paid());
+        for &(from, to) in TRANSITIONS {
+            if to == State::Cancelled {
+                assert!(CANCELLABLE.contains(&from), "{from} -> {to}");
+                assert!(!from.may_have_paid() && !from.is_in_flight(), "{from}");
+            }
+        }
+        for &from in CANCELLABLE {
+            assert!(allowed(from, State::Cancelled), "{from}");
+        }
+    }
 }
