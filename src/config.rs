@@ -278,6 +278,10 @@ pub struct Config {
     /// How many days back the repeat guard compares new rows with earlier
     /// payouts; default 20 (`engine::repeat::DEFAULT_REPEAT_WINDOW_DAYS`).
     pub repeat_window_days: Option<u32>,
+    // --- operator keys: what happens when a run ends (docs/operating.md) ---
+    /// Receives the run's result JSON when a run ends: an `http://` or
+    /// `https://` URL (POSTed), or a shell command (the JSON on its stdin).
+    pub on_finish: Option<String>,
 }
 
 impl Config {

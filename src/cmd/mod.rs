@@ -5,6 +5,8 @@
 //! `main.rs`) prints, builds the async runtime, installs signal handlers,
 //! sets up logging or exits the process.
 
+pub mod cancel;
+pub mod finish;
 pub mod help;
 pub mod init;
 pub mod pay;
@@ -51,6 +53,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// List and resolve payouts whose outcome is unknown.
     Reconcile(reconcile::ReconcileArgs),
+    /// End a run whose payouts were never executed (they become `cancelled`).
+    Cancel(cancel::CancelArgs),
     /// Serve the provider simulator.
     Sandbox(sandbox::SandboxArgs),
     /// Make one 3-D Secure card payment.
@@ -69,6 +73,7 @@ pub fn run(cli: Cli) -> Result<Exit> {
         Command::Summary(args) => summary::command(args),
         Command::Report(args) => report::command(args),
         Command::Reconcile(args) => reconcile::command(args),
+        Command::Cancel(args) => cancel::command(args),
         Command::Sandbox(args) => sandbox::command(args),
         Command::Pay(args) => pay::command(args),
         Command::Probe(args) => probe::command(args),
@@ -99,7 +104,9 @@ pub fn init_logging(format: LogFormat, default: &str) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        // Colours only for a person at a terminal, never in a log file.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let _ = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),

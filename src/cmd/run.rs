@@ -2,6 +2,7 @@
 //! [`engine::Settings`], watches for Ctrl-C and SIGTERM, runs the engine,
 //! and shows its outcome: messages on stderr, the summary, the exit code.
 
+use super::finish::{JsonLines, Say, deliver, result_json};
 use super::{LogFormat, Signals, init_logging, runtime};
 use crate::config::{Ambiguous, Config, DEFAULT_REPORT, RateSetting, parse_concurrency_flag};
 use crate::engine::{
@@ -10,10 +11,11 @@ use crate::engine::{
 use crate::exit::Exit;
 use crate::machine::State;
 use crate::shutdown::{self, Shutdown};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use secrecy::SecretString;
+use serde_json::Value;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One async worker: the engine's async side is I/O and JSON, which one core
 /// drives at tens of thousands of calls/s; validation and the database
@@ -168,13 +170,22 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
 pub fn command(args: RunArgs) -> Result<Exit> {
     init_logging(args.log_format, "warn");
     let cfg = Config::load(args.config.as_deref())?;
+    let on_finish = cfg.on_finish.clone();
     let rt = runtime(Some(RUN_WORKERS))?;
+    let say = Say {
+        json: args.log_format == LogFormat::Json,
+    };
     rt.block_on(async {
         let settings = settings(&args, cfg)?;
         refuse_overwrites(&settings)?;
-        let shutdown = watch_signals(args.quiet)?;
+        let bars = !args.quiet && !say.json && std::io::stderr().is_terminal();
+        // With bars, the bars' last line shows the stop notice (a line
+        // printed under them would be painted over).
+        let shutdown = watch_signals(args.quiet || bars, say)?;
         let progress = if args.quiet {
             ProgressTarget::Hidden
+        } else if say.json {
+            ProgressTarget::Lines(Box::new(JsonLines::new()))
         } else if std::io::stderr().is_terminal() {
             ProgressTarget::Bars(indicatif::ProgressDrawTarget::stderr())
         } else {
@@ -183,11 +194,22 @@ pub fn command(args: RunArgs) -> Result<Exit> {
         let quiet = args.quiet;
         let notify = move |e: Event| {
             if !quiet {
-                show_event(&e)
+                show_event(&e, say)
             }
         };
         let outcome = engine::run(&settings, progress, shutdown, &notify).await?;
-        show_outcome(outcome, args.quiet)
+        let (exit, result) = show_outcome(outcome, args.quiet, say, &args.file);
+        if let Some(result) = result {
+            if say.json {
+                eprintln!("{result}");
+            }
+            if let Some(target) = &on_finish
+                && let Err(e) = deliver(target, &result).await
+            {
+                say.warn(&format!("{e:#}"));
+            }
+        }
+        Ok(exit)
     })
 }
 
@@ -213,40 +235,58 @@ fn refuse_overwrites(settings: &Settings) -> Result<()> {
     )?;
     Ok(())
 }
+/// How long a stopping run may finish its calls in flight before the
+/// process quits anyway: under systemd's default 90 s before SIGKILL (give
+/// `docker stop` `-t 40`: its default is 10 s), yet long enough for a
+/// provider call with its retries to end. Quitting then is as safe as a
+/// crash (every intent is committed before its request leaves).
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The first Ctrl-C (or SIGTERM) asks the engine to stop after the calls in
 /// flight; a second Ctrl-C quits at once. That is as safe as a crash: every
 /// intent is committed before its request leaves, and the next run resumes.
-fn watch_signals(quiet: bool) -> Result<Shutdown> {
+fn watch_signals(quiet: bool, say: Say) -> Result<Shutdown> {
     let (trigger, shutdown) = shutdown::channel();
     let mut signals = Signals::install()?;
     tokio::spawn(async move {
         signals.stop_requested().await;
         if !quiet {
-            eprintln!("payrun: stopping after the calls in flight (Ctrl-C again to quit at once)");
+            say.info("stopping after the calls in flight (Ctrl-C again to quit at once)");
         }
         trigger.fire();
-        signals.interrupted().await;
-        eprintln!("payrun: quitting now; run the same command again to resume");
+        tokio::select! {
+            _ = signals.interrupted() => {
+                say.warn("quitting now; run the same command again to resume");
+            }
+            _ = tokio::time::sleep(STOP_GRACE) => {
+                say.warn(&format!(
+                    "calls still in flight after {}s; quitting now. Their intents are \
+                     recorded: run the same command again to resume",
+                    STOP_GRACE.as_secs()
+                ));
+            }
+        }
         std::process::exit(Exit::Fatal.code());
     });
     Ok(shutdown)
 }
 
-fn show_event(e: &Event) {
+fn show_event(e: &Event, say: Say) {
     match e {
-        Event::SandboxStarted(url) => {
-            eprintln!("payrun: using the built-in sandbox at {url} (no real money moves)")
-        }
+        Event::SandboxStarted(url) => say.info(&format!(
+            "using the built-in sandbox at {url} (no real money moves)"
+        )),
         Event::Resuming {
             run_id,
             file_path,
             created_at,
-        } => eprintln!("payrun: resuming run {run_id} of {file_path} (started {created_at})"),
-        Event::Skipped { rows } => eprintln!(
-            "payrun: {rows} row(s) were already paid (or are held) by earlier runs and are not \
+        } => say.info(&format!(
+            "resuming run {run_id} of {file_path} (started {created_at})"
+        )),
+        Event::Skipped { rows } => say.info(&format!(
+            "{rows} row(s) were already paid (or are held) by earlier runs and are not \
              sent again; the report names the run and row of each"
-        ),
+        )),
     }
 }
 
@@ -265,26 +305,30 @@ fn show_rate(s: &crate::limiter::LimiterStats) {
     );
 }
 
-fn show_outcome(outcome: RunOutcome, quiet: bool) -> Result<Exit> {
+/// Shows how the run ended and chooses the exit code; returns the
+/// run-result object when the run sent requests. The verdict is shown even
+/// with `--quiet` (which hides progress only): a cron mail must say what
+/// to do.
+fn show_outcome(outcome: RunOutcome, quiet: bool, say: Say, file: &Path) -> (Exit, Option<Value>) {
     let ran = match outcome {
         RunOutcome::Rejected(r) => {
             for e in r.first_errors.iter() {
-                eprintln!("  {e}");
+                say.warn(&format!("  {e}"));
             }
-            eprintln!(
-                "payrun: {} of {} rows rejected; nothing was sent. Fix them (see {}) and run again.",
+            say.warn(&format!(
+                "{} of {} rows rejected; nothing was sent. Fix them (see {}) and run again.",
                 r.rejected,
                 r.rows,
                 r.rejected_path.display()
-            );
-            return Ok(Exit::Invalid);
+            ));
+            return (Exit::Invalid, None);
         }
         RunOutcome::DuplicateIds(lines) => {
             for line in &lines {
-                eprintln!("  {line}");
+                say.warn(&format!("  {line}"));
             }
-            eprintln!("payrun: transaction ids already used; nothing was imported or sent.");
-            return Ok(Exit::Invalid);
+            say.warn("transaction ids already used; nothing was imported or sent.");
+            return (Exit::Invalid, None);
         }
         RunOutcome::Repeats(r) => {
             for line in &r.listed {
@@ -300,27 +344,25 @@ fn show_outcome(outcome: RunOutcome, quiet: bool) -> Result<Exit> {
                  really are to be paid again, check them and pass --allow-repeats.",
                 r.total
             );
-            return Ok(Exit::Invalid);
+            return (Exit::Invalid, None);
         }
         RunOutcome::Imported {
             run_id,
             payouts,
             file_path,
         } => {
-            if !quiet {
-                eprintln!(
-                    "payrun: run {run_id} holds {payouts} payout(s) of {file_path}; nothing was sent (--import-only)"
-                );
-            }
-            return Ok(Exit::Ok);
+            say.info(&format!(
+                "run {run_id} holds {payouts} payout(s) of {file_path}; nothing was sent (--import-only)"
+            ));
+            return (Exit::Ok, None);
         }
         RunOutcome::TotalsRefused(why) => {
-            eprintln!("payrun: nothing was executed: {why}");
-            return Ok(Exit::Fatal);
+            say.warn(&format!("nothing was executed: {why}"));
+            return (Exit::Fatal, None);
         }
         RunOutcome::Ran(ran) => ran,
     };
-    if !quiet {
+    if !quiet && !say.json {
         super::report::show_summary(&ran.totals);
         if let Some(stats) = &ran.limiter {
             show_rate(stats);
@@ -333,50 +375,69 @@ fn show_outcome(outcome: RunOutcome, quiet: bool) -> Result<Exit> {
             );
         }
     }
-    match &ran.stop {
-        Some(Stop::Unauthorized(msg)) => bail!(
-            "the provider refused the API key ({msg}); nothing more was sent. \
-             Fix the key and run the same command again to resume"
-        ),
-        Some(Stop::Interrupted) => {
-            eprintln!(
-                "payrun: interrupted; in-flight calls finished and were recorded. \
-                 Run the same command again to resume."
-            );
-            return Ok(Exit::Fatal);
+    let exit = match &ran.stop {
+        Some(Stop::Unauthorized(msg)) => {
+            say.warn(&format!(
+                "the provider refused the API key ({msg}); nothing more was sent. \
+                 Fix the key and run the same command again to resume \
+                 (or end the run with `payrun cancel {}`)",
+                ran.run_id
+            ));
+            Exit::Fatal
         }
-        Some(Stop::Unreachable(msg)) => bail!(
-            "the provider is not accepting requests ({msg}); progress is saved. \
-             Run the same command again to resume"
-        ),
-        Some(Stop::Config(msg)) => bail!("configuration error: {msg}"),
-        None => {}
-    }
+        Some(Stop::Interrupted) => {
+            say.warn(
+                "interrupted; in-flight calls finished and were recorded. \
+                 Run the same command again to resume.",
+            );
+            Exit::Fatal
+        }
+        Some(Stop::Unreachable(msg)) => {
+            say.warn(&format!(
+                "the provider is not accepting requests ({msg}); progress is saved. \
+                 Run the same command again to resume"
+            ));
+            Exit::Fatal
+        }
+        Some(Stop::Config(msg)) => {
+            say.warn(&format!("configuration error: {msg}"));
+            Exit::Fatal
+        }
+        None => Exit::complete_if(ran.complete()),
+    };
     if let (true, Some((path, control))) = (ran.initiate_only, &ran.approval) {
         // The control totals are the point of --initiate-only: shown even
         // with --quiet.
-        eprintln!(
+        say.info(&format!(
             "control totals (accepted initiations), written to {}:",
             path.display()
-        );
+        ));
         let mut flags = Vec::new();
         for (cur, t) in control {
-            eprintln!("  {cur}: {} payout(s), total {}", t.count, t.total);
+            say.info(&format!(
+                "  {cur}: {} payout(s), total {}",
+                t.count, t.total
+            ));
             flags.push(format!("--expect-total {cur}={}", t.total));
         }
-        eprintln!(
-            "payrun: initiation done, no money moved. {} payout(s) initiated; once approved, \
+        say.info(&format!(
+            "initiation done, no money moved. {} payout(s) initiated; once approved, \
              run again without --initiate-only (add {} to make sure the totals still hold).",
             ran.count(State::Initiated),
             flags.join(" ")
-        );
+        ));
     }
     let processing = ran.count(State::Processing);
-    if processing > 0 && !quiet {
-        eprintln!(
-            "payrun: {processing} payout(s) accepted by the provider but not final (processing): \
+    if processing > 0 {
+        say.info(&format!(
+            "{processing} payout(s) accepted by the provider but not final (processing): \
              money may still move. Check them with the provider, or list them with `payrun reconcile`."
-        );
+        ));
     }
-    Ok(Exit::complete_if(ran.complete()))
+    let report = ran.report.display().to_string();
+    for line in ran.verdict.advice(ran.run_id, &report) {
+        say.info(&format!("next: {line}"));
+    }
+    let result = result_json(&ran, file, exit);
+    (exit, Some(result))
 }

@@ -5,7 +5,7 @@ use super::{LogFormat, Signals, init_logging, runtime};
 use crate::exit::Exit;
 use crate::sandbox::{
     DEFAULT_API_KEY, Dialect, Misbehaviour, Mismatch, Outage, Redirect, RedirectOn, SandboxConfig,
-    Settlement, check_rate, serve,
+    Settlement, WalletChange, check_rate, edit_wallets, serve,
 };
 use anyhow::Context;
 use rust_decimal::Decimal;
@@ -93,6 +93,15 @@ pub struct SandboxArgs {
     /// /initiates answers echo a different value of this field.
     #[arg(long, value_enum, value_name = "FIELD")]
     pub initiate_mismatch: Option<Mismatch>,
+    // --- offline wallet edits (rehearsals) ---
+    /// Add AMOUNT to a wallet of the --state file and exit without serving
+    /// (repeatable). The file is created if missing.
+    #[arg(long = "top-up", value_name = "CUR=AMOUNT", value_parser = parse_wallet, requires = "state_file")]
+    pub top_ups: Vec<(String, Decimal)>,
+    /// Set a wallet of the --state file to AMOUNT and exit without serving
+    /// (repeatable): rehearse a wallet that runs out.
+    #[arg(long = "set-wallet", value_name = "CUR=AMOUNT", value_parser = parse_wallet, requires = "state_file")]
+    pub set_wallets: Vec<(String, Decimal)>,
 }
 
 fn parse_wallet(s: &str) -> Result<(String, Decimal), String> {
@@ -170,11 +179,39 @@ impl SandboxArgs {
     }
 }
 
+/// `--top-up` / `--set-wallet`: edits the state file's wallets offline and
+/// prints the balances.
+fn edit_state(args: &SandboxArgs) -> anyhow::Result<Exit> {
+    let path = args
+        .state_file
+        .as_deref()
+        .context("--top-up and --set-wallet need --state FILE")?;
+    let changes: Vec<(String, WalletChange)> = args
+        .set_wallets
+        .iter()
+        .map(|(c, a)| (c.clone(), WalletChange::Set(*a)))
+        .chain(
+            args.top_ups
+                .iter()
+                .map(|(c, a)| (c.clone(), WalletChange::Add(*a))),
+        )
+        .collect();
+    let wallets = edit_wallets(path, &args.to_config(0)?.wallets, &changes)?;
+    let mut out = std::io::stdout().lock();
+    for (cur, balance) in wallets {
+        writeln!(out, "{cur} {balance}")?;
+    }
+    Ok(Exit::Ok)
+}
+
 /// Runtime workers: tokio's choice (one per core), so a sandbox under load
 /// from a benchmark uses the machine.
 const SANDBOX_WORKERS: Option<usize> = None;
 
 pub fn command(args: SandboxArgs) -> anyhow::Result<Exit> {
+    if !args.top_ups.is_empty() || !args.set_wallets.is_empty() {
+        return edit_state(&args);
+    }
     let seed = args.seed.unwrap_or_else(rand::random);
     let config = args.to_config(seed)?;
     init_logging(LogFormat::Text, "error");

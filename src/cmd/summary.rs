@@ -2,7 +2,7 @@
 //! totals per currency on standard output, and with `--html FILE` the
 //! printable approval page (`report::html`).
 
-use crate::config::DEFAULT_DB;
+use crate::config::Config;
 use crate::exit::Exit;
 use crate::report::{guard, html};
 use crate::store::Store;
@@ -18,33 +18,38 @@ pub struct SummaryArgs {
     /// Write the approval page (self-contained HTML, printable) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// The checkpoint database.
-    #[arg(long, default_value = DEFAULT_DB)]
-    pub db: PathBuf,
+    /// The checkpoint database [default: `database` in payrun.toml, else
+    /// payrun.db (payrun-sandbox.db with --sandbox) in the per-user data folder].
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// The database of `payrun run --sandbox`.
+    #[arg(long, conflicts_with = "db")]
+    pub sandbox: bool,
 }
 
 pub fn command(args: SummaryArgs) -> Result<Exit> {
-    if !args.db.exists() {
-        bail!("no database at {}; pass --db", args.db.display());
+    let db = crate::config::resolve_db(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
+    if !db.exists() {
+        bail!("no database at {}; pass --db", db.display());
     }
     if let Some(page) = &args.html {
         guard::refuse_overwrite(
             &[("approval page", page.as_path())],
-            &[("database", args.db.as_path())],
+            &[("database", db.as_path())],
         )?;
     }
-    let store = Store::open(&args.db)?;
+    let store = Store::open(&db)?;
     let run = match args.run {
         Some(id) => id,
         None => {
             store
                 .latest_run()?
-                .with_context(|| format!("no runs in {}", args.db.display()))?
+                .with_context(|| format!("no runs in {}", db.display()))?
                 .id
         }
     };
-    let page = html::gather(&store, run)?
-        .with_context(|| format!("no run {run} in {}", args.db.display()))?;
+    let page =
+        html::gather(&store, run)?.with_context(|| format!("no run {run} in {}", db.display()))?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

@@ -31,6 +31,7 @@ mod resend;
 pub mod retry;
 mod schedule;
 pub mod stops;
+pub mod verdict;
 
 pub use import::{EditedCopy, Imported, OpenElsewhere, Rejected, Repeats};
 pub use progress::ProgressTarget;
@@ -140,7 +141,7 @@ pub enum RunOutcome {
     /// `--expect-total` did not hold: nothing was sent.
     TotalsRefused(approval::TotalsRefused),
     /// The run went (or stopped) and its report is written.
-    Ran(Ran),
+    Ran(Box<Ran>),
 }
 
 /// The end of a run that sent requests.
@@ -162,6 +163,8 @@ pub struct Ran {
     /// The rate limiter's figures at the end of the run (the rate payrun
     /// settled on, 429s, latency), for the operator to choose a fixed rate.
     pub limiter: Option<crate::limiter::LimiterStats>,
+    /// What became of the rows, grouped by what to do next.
+    pub verdict: verdict::Verdict,
 }
 
 impl Ran {
@@ -183,9 +186,20 @@ struct Provider {
     sandbox: Option<crate::sandbox::Running>,
 }
 
+/// The file in which the in-process sandbox keeps its books between
+/// commands: beside the run's database, so `run --sandbox --initiate-only`
+/// then `run --sandbox` executes what the first command initiated, and a
+/// top-up (`payrun sandbox --state FILE --top-up CUR=AMOUNT`) lasts.
+pub fn sandbox_state_file(db: &std::path::Path) -> PathBuf {
+    let mut name = db.as_os_str().to_os_string();
+    name.push(".sandbox.json");
+    PathBuf::from(name)
+}
+
 async fn open_provider(
     choice: &ProviderChoice,
     config: &Config,
+    db: &std::path::Path,
     notify: &dyn Fn(Event),
 ) -> Result<Provider> {
     match choice {
@@ -193,6 +207,7 @@ async fn open_provider(
             let key = format!("sk_sandbox_{:016x}", rand::rng().random::<u64>());
             let config = crate::sandbox::SandboxConfig {
                 api_key: key.clone(),
+                state_file: Some(sandbox_state_file(db)),
                 ..Default::default()
             };
             let running = crate::sandbox::start(config)
@@ -234,12 +249,15 @@ pub async fn run(
         label: settings.label.clone(),
         sheet: settings.sheet.clone().unwrap_or_default(),
     };
-    let mut provider = open_provider(&settings.provider, &settings.config, notify).await?;
     if let Some(dir) = settings.db.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the folder {}", dir.display()))?;
     }
+    // The lock first: the in-process sandbox's state file belongs to the
+    // database, so two processes must not load it at once.
     let _lock = RunLock::acquire(&settings.db)?;
+    let mut provider =
+        open_provider(&settings.provider, &settings.config, &settings.db, notify).await?;
     let mut store = Store::open(&settings.db)?;
 
     let run = match find_or_import(
@@ -281,7 +299,7 @@ pub async fn run(
     // Settle what the provider can tell (its status call, if it has one).
     if !settings.engine.initiate_only && stats.stop.is_none() {
         let limiter = crate::limiter::Limiter::new(crate::limiter::Settings::new(
-            settings.engine.rate.clone(),
+            settings.engine.rate,
             settings.engine.max_concurrency,
         ));
         crate::reconcile::poll::poll(&mut store, &provider.client, &limiter, Some(run.id)).await?;
@@ -319,10 +337,11 @@ pub async fn run(
         None
     };
     let skipped = store.skipped_count(run.id)?;
+    let verdict = verdict::Verdict::load(&store, run.id, settings.engine.initiate_only)?;
     if let Some(s) = provider.sandbox.take() {
         s.shutdown().await.ok();
     }
-    Ok(RunOutcome::Ran(Ran {
+    Ok(RunOutcome::Ran(Box::new(Ran {
         run_id: run.id,
         counts,
         totals,
@@ -333,7 +352,8 @@ pub async fn run(
         skipped,
         failed,
         limiter: stats.limiter,
-    }))
+        verdict,
+    })))
 }
 
 /// The run of this file: the one in the database (resumed), or a new one
@@ -348,31 +368,14 @@ fn find_or_import(
     notify: &dyn Fn(Event),
 ) -> Result<std::result::Result<RunInfo, RunOutcome>> {
     let identity = identity::run_identity(&snapshot.sha256, batch);
-    let resume = |run: RunInfo| -> Result<RunInfo> {
-        if run.provider != provider {
-            bail!(
-                "run {} of this file was made against {}, not {}; \
-                 resume it against the same provider (or use --period to start a separate batch)",
-                run.id,
-                run.provider,
-                provider
-            );
-        }
-        notify(Event::Resuming {
-            run_id: run.id,
-            file_path: run.file_path.clone(),
-            created_at: run.created_at.clone(),
-        });
-        Ok(run)
-    };
     if let Some(run) = store.find_run(&identity)? {
-        return Ok(Ok(resume(run)?));
+        return Ok(Ok(resume(store, run, provider, notify)?));
     }
     // The same bytes, interrupted before the month turned.
     if !settings.period_given
         && let Some(run) = store.unfinished_run_of(&snapshot.sha256, &batch.label, &batch.sheet)?
     {
-        return Ok(Ok(resume(run)?));
+        return Ok(Ok(resume(store, run, provider, notify)?));
     }
     // A run imported under the old identity scheme (which ignored the
     // worksheet, so only without --sheet).
@@ -381,7 +384,7 @@ fn find_or_import(
             store.find_run(&import::run_identity(&snapshot.sha256, &settings.label))?
         && run.id_scheme == 1
     {
-        return Ok(Ok(resume(run)?));
+        return Ok(Ok(resume(store, run, provider, notify)?));
     }
     if !settings.new_run {
         import::refuse_if_edited_copy(store, &settings.file)?;
@@ -404,7 +407,10 @@ fn find_or_import(
             }
             store.run(id)?.context("run vanished after import")?
         }
-        Imported::CopyOf(id) => resume(store.run(id)?.context("run vanished")?)?,
+        Imported::CopyOf(id) => {
+            let run = store.run(id)?.context("run vanished")?;
+            resume(store, run, provider, notify)?
+        }
         Imported::Rejected(r) => return Ok(Err(RunOutcome::Rejected(r))),
         Imported::DuplicateIds(d) => return Ok(Err(RunOutcome::DuplicateIds(d))),
         Imported::Repeats(r) => return Ok(Err(RunOutcome::Repeats(r))),
@@ -446,4 +452,32 @@ async fn pay_open(
     drop(writer);
     let store = thread.join()?;
     Ok((store, result?))
+}
+
+/// Resumes an earlier run of the same payouts, moving a run that never sent
+/// anything to a corrected provider URL.
+fn resume(
+    store: &mut Store,
+    run: RunInfo,
+    provider: &str,
+    notify: &dyn Fn(Event),
+) -> Result<RunInfo> {
+    // A run that never sent anything may move to a corrected URL.
+    if run.provider != provider && !store.repoint_unsent_run(run.id, provider)? {
+        bail!(
+            "run {} of this file was made against {}, not {}; \
+             resume it against the same provider, end it with `payrun cancel {}`, \
+             or use --period to start a separate batch",
+            run.id,
+            run.provider,
+            provider,
+            run.id
+        );
+    }
+    notify(Event::Resuming {
+        run_id: run.id,
+        file_path: run.file_path.clone(),
+        created_at: run.created_at.clone(),
+    });
+    Ok(run)
 }

@@ -148,7 +148,12 @@ pub async fn execute_run(
         resend: Mutex::new(Vec::new()),
         counters: Counters::default(),
     });
-    let progress = Progress::start(ctx.clone(), total_open, progress);
+    // Resumed payouts past initiation start on the "initiated" bar.
+    let already = resume
+        .iter()
+        .filter(|w| w.state != crate::machine::State::Initiating)
+        .count() as u64;
+    let progress = Progress::start(ctx.clone(), total_open, already, progress);
     let for_resend = shutdown.clone();
     let listener = {
         let ctx = ctx.clone();

@@ -518,6 +518,7 @@ pub fn run_complete(count: impl Fn(State) -> u64, initiate_only: bool) -> bool {
             // An execute intent an earlier process left: --initiate-only
             // leaves it for the approver's run, and says so.
             + count(State::Executing)
+            + count(State::Cancelled)
             == 0
     } else {
         let all: u64 = State::ALL.iter().map(|&s| count(s)).sum();

@@ -40,6 +40,10 @@ pub enum State {
     /// so the rest of the run finishes. No money moved (initiation moves
     /// none); never sent again automatically; listed by `payrun reconcile`.
     SetAside,
+    /// Ended by an operator (`payrun cancel`) before its execute was ever
+    /// sent: from `pending` (nothing sent) or `initiated` (an initiation
+    /// moves no money). Never paid, never sent again.
+    Cancelled,
 }
 
 /// A state name read from storage that payrun does not know. Never coerced
@@ -50,7 +54,7 @@ pub enum State {
 pub struct UnknownState(pub String);
 
 impl State {
-    pub const ALL: [State; 11] = [
+    pub const ALL: [State; 12] = [
         State::Pending,
         State::Initiating,
         State::Initiated,
@@ -62,6 +66,7 @@ impl State {
         State::Unknown,
         State::Rejected,
         State::SetAside,
+        State::Cancelled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -77,6 +82,7 @@ impl State {
             State::Unknown => "unknown",
             State::Rejected => "rejected",
             State::SetAside => "set_aside",
+            State::Cancelled => "cancelled",
         }
     }
 
@@ -119,6 +125,7 @@ pub const FINAL: &[State] = &[
     State::Unknown,
     State::Rejected,
     State::SetAside,
+    State::Cancelled,
 ];
 
 /// Intent states: committed before a request leaves, so after a crash the
@@ -135,6 +142,10 @@ pub const OPEN: &[State] = &[
     State::Executing,
     State::Processing,
 ];
+
+/// States an operator may cancel (`payrun cancel`): no execute was ever
+/// sent for them, so no money moved and none will.
+pub const CANCELLABLE: &[State] = &[State::Pending, State::Initiated];
 
 /// States in which money may have moved (or has).
 pub const MAY_HAVE_PAID: &[State] = &[
@@ -215,6 +226,9 @@ pub const TRANSITIONS: &[(State, State)] = &[
     (State::Unknown, State::Executed),
     (State::Unknown, State::ExecuteFailed),
     (State::Unknown, State::Processing),
+    // Ended by an operator before any execute was sent (`payrun cancel`).
+    (State::Pending, State::Cancelled),
+    (State::Initiated, State::Cancelled),
 ];
 
 /// Whether payrun may move a payout from `from` to `to`.
@@ -285,6 +299,21 @@ mod tests {
                     State::Executed | State::ExecuteFailed | State::Processing
                 ));
             }
+        }
+    }
+
+    #[test]
+    fn only_payouts_never_executed_can_be_cancelled() {
+        assert!(State::Cancelled.is_final());
+        assert!(!State::Cancelled.may_have_paid());
+        for &(from, to) in TRANSITIONS {
+            if to == State::Cancelled {
+                assert!(CANCELLABLE.contains(&from), "{from} -> {to}");
+                assert!(!from.may_have_paid() && !from.is_in_flight(), "{from}");
+            }
+        }
+        for &from in CANCELLABLE {
+            assert!(allowed(from, State::Cancelled), "{from}");
         }
     }
 }

@@ -39,7 +39,7 @@ pub use card::{DECLINED_CARD, ENROLLED_CARDS, NOT_ENROLLED_CARD};
 pub use dialect::{Dialect, Settlement, codes as dialect_codes};
 pub(crate) use faults::check_rate;
 pub use misbehave::{Misbehaviour, Mismatch, Outage, REDIRECT_TARGET, Redirect, RedirectOn};
-pub use persist::read_state;
+pub use persist::{WalletChange, edit_wallets, read_state};
 pub use state::{LedgerEntry, LedgerSnapshot, RequestCounts, magic};
 
 /// The key the sandbox accepts unless told otherwise: `sk_` like real

@@ -186,6 +186,9 @@ pub(crate) fn save(path: &Path, l: &Ledger) -> anyhow::Result<()> {
     name.push(".tmp");
     tmp.set_file_name(name);
     let write = || -> std::io::Result<()> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir)?;
+        }
         let mut f = fs::File::create(&tmp)?;
         f.write_all(&bytes)?;
         f.sync_all()?;
@@ -208,6 +211,43 @@ pub fn read_state(path: &Path) -> anyhow::Result<super::LedgerSnapshot> {
         .with_context(|| format!("{} is not a sandbox state file", path.display()))?;
     let mut l = from_saved(saved, Rules::default())?;
     Ok(l.snapshot(super::RequestCounts::default()))
+}
+
+/// A change to one wallet of a state file, made while no sandbox uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalletChange {
+    /// Add this amount (a top-up).
+    Add(Decimal),
+    /// Make the balance exactly this (to rehearse a wallet running out).
+    Set(Decimal),
+}
+
+/// Edits the wallets of a state file offline (`payrun sandbox --state FILE
+/// --top-up XOF=100000`), creating the file with `wallets` if it does not
+/// exist yet. Returns the balances after the change. A sandbox serving the
+/// same file at the same time would overwrite the change at its next save:
+/// use `POST /_sandbox/topup` on a running sandbox instead.
+pub fn edit_wallets(
+    path: &Path,
+    wallets: &BTreeMap<String, Decimal>,
+    changes: &[(String, WalletChange)],
+) -> anyhow::Result<BTreeMap<String, Decimal>> {
+    let mut l = open(path, wallets, Rules::default())?;
+    for (currency, change) in changes {
+        let current = l
+            .wallet(currency)
+            .map(|_| l.snapshot(super::RequestCounts::default()).wallets[currency.as_str()])
+            .unwrap_or(Decimal::ZERO);
+        let delta = match *change {
+            WalletChange::Add(a) => a,
+            WalletChange::Set(b) => b - current,
+        };
+        if l.top_up(currency, delta).is_none() {
+            anyhow::bail!("the {currency} balance would overflow");
+        }
+    }
+    save(path, &l)?;
+    Ok(l.snapshot(super::RequestCounts::default()).wallets)
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@
 //! - [`history`]: earlier payouts by id and by beneficiary (re-runs and
 //!   the repeat guard), skipped rows, failed rows;
 //! - [`reads`]: runs, counts, totals, report rows, unresolved, audit;
+//! - [`cancel`]: ending a run by an operator, re-pointing an unsent run;
 //! - [`resolve`]: an operator's decision on a payout, with its audit line;
 //! - [`booked`]: payouts as sent, for matching a provider's statement;
 //! - [`lock`]: one run at a time per database file;
@@ -42,6 +43,7 @@
 
 mod apply;
 mod booked;
+mod cancel;
 mod history;
 mod import;
 mod lock;
@@ -55,6 +57,7 @@ pub mod types;
 mod writer;
 
 pub use apply::WriteError;
+pub use cancel::{CancelOutcome, RELEASED_ID_MARK};
 pub use import::{DuplicateIds, Import, ImportError};
 pub use lock::RunLock;
 pub use outputs::ReportTarget;
