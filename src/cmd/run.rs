@@ -4,6 +4,7 @@
 
 use super::{LogFormat, Signals, init_logging, runtime};
 use crate::config::{Ambiguous, Config, DEFAULT_DB, DEFAULT_REPORT, DEFAULT_SANDBOX_DB};
+use crate::engine::retry::Backoff;
 use crate::engine::{
     self, EngineOptions, Event, ProgressTarget, ProviderChoice, RunOutcome, Settings, Stop,
 };
@@ -20,6 +21,24 @@ use std::path::PathBuf;
 /// writer have threads of their own. Measured on the 2-core benchmark
 /// machine, a second worker only added cross-thread wake-ups.
 const RUN_WORKERS: usize = 1;
+
+/// Test hook: the retry backoff base in milliseconds (cap 50 × base). Read
+/// once here, at the edge, into [`EngineOptions::backoff`]; the library
+/// never reads the environment. The end-to-end tests set it so that no
+/// test waits on real backoff. Not a user setting: real runs keep the
+/// defaults, chosen for real providers.
+const BACKOFF_ENV: &str = "PAYRUN_BACKOFF_MS";
+
+fn backoff_from_env() -> Result<Backoff> {
+    match std::env::var(BACKOFF_ENV) {
+        Err(_) => Ok(Backoff::default()),
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .map(Backoff::from_base_ms)
+            .with_context(|| format!("{BACKOFF_ENV}={v:?} is not a whole number of milliseconds")),
+    }
+}
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -110,6 +129,7 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
             concurrency: args.concurrency.unwrap_or(cfg.concurrency()).max(1),
             ambiguous: args.ambiguous.unwrap_or(cfg.ambiguous()),
             initiate_only: args.initiate_only,
+            backoff: backoff_from_env()?,
         },
         config: cfg,
     })

@@ -26,6 +26,8 @@ pub struct EngineOptions {
     pub concurrency: usize,
     pub ambiguous: Ambiguous,
     pub initiate_only: bool,
+    /// Retry backoff timings (tests shorten them).
+    pub backoff: super::retry::Backoff,
 }
 
 #[derive(Debug, Default)]
