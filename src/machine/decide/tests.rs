@@ -289,42 +289,79 @@ fn run_completion() {
 
 // ---------------------------------------------------------------------------
 // Property: random answers and crashes never lead to paying twice.
+//
+// One payout is driven through the decisions as the engine drives it: a
+// claim, an initiation, the intent to execute, the execute, each call's
+// answer drawn at random, and the process dying at random points (before a
+// request leaves, or after it left and before its answer is committed).
+// Each step is one process's go at the payout; a crash ends that process,
+// and the next step is the next run resuming it.
 
-/// The provider, seen from outside: whether it has paid the payout.
+/// The provider, seen from outside.
 #[derive(Debug, Default)]
 struct World {
+    /// It has paid the payout.
     paid: bool,
+    /// Execute requests that reached it.
+    executes: u32,
+    /// Some execute may have been carried out without payrun knowing.
+    maybe_landed: bool,
+}
+
+/// Where the process dies during a step's call, if it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Crash {
+    No,
+    /// After the intent is committed, before the request leaves.
+    BeforeSend,
+    /// After the request left, before its answer is committed.
+    AfterSend,
 }
 
 /// One step of the simulation: what the provider does with one call, and
-/// whether the process dies before committing the answer.
+/// whether the process dies.
 #[derive(Debug, Clone, Copy)]
 struct Step {
     answer: Answer,
-    /// For an ambiguous answer: whether the provider carried it out.
+    /// For an ambiguous answer or a crash after sending: whether the
+    /// provider carried the call out.
     landed: bool,
-    /// The process dies after sending, before the answer is committed.
-    crash: bool,
-    policy_initiate_only: bool,
-    hold: bool,
+    crash: Crash,
+    initiate_only: bool,
+    currency_halted: bool,
 }
 
 fn step() -> impl Strategy<Value = Step> {
     (
         0..Answer::ALL.len(),
         any::<bool>(),
-        prop::bool::weighted(0.15),
+        prop_oneof![
+            8 => Just(Crash::No),
+            1 => Just(Crash::BeforeSend),
+            1 => Just(Crash::AfterSend),
+        ],
         prop::bool::weighted(0.1),
         prop::bool::weighted(0.1),
     )
-        .prop_map(|(i, landed, crash, policy_initiate_only, hold)| Step {
-            answer: Answer::ALL[i],
-            landed,
-            crash,
-            policy_initiate_only,
-            hold,
-        })
+        .prop_map(
+            |(i, landed, crash, initiate_only, currency_halted)| Step {
+                answer: Answer::ALL[i],
+                landed,
+                crash,
+                initiate_only,
+                currency_halted,
+            },
+        )
 }
+
+/// A healthy provider and no crash: what the next, uneventful run sees.
+const CALM: Step = Step {
+    answer: Answer::Accepted,
+    landed: true,
+    crash: Crash::No,
+    initiate_only: false,
+    currency_halted: false,
+};
 
 /// States that would lead the engine (or an operator) to pay again.
 fn invites_paying_again(s: State) -> bool {
@@ -334,66 +371,119 @@ fn invites_paying_again(s: State) -> bool {
     )
 }
 
-/// Carries out one call on `state` as the engine does; returns the new
-/// state (unchanged on a crash).
-fn simulate(state: State, s: Step, world: &mut World) -> State {
+/// The simulated payout: its state, and whether the process that holds it
+/// is about to send its execute (an accepted initiation goes straight on,
+/// without the resume logic).
+#[derive(Debug, Clone, Copy)]
+struct Payout {
+    state: State,
+    fresh_execute: bool,
+}
+
+/// One process's go at the payout, as the engine carries it out.
+fn simulate(p: Payout, s: Step, hold: bool, world: &mut World) -> Payout {
     let policy = Policy {
-        initiate_only: s.policy_initiate_only,
-        currency_halted: false,
-        hold_ambiguous: s.hold,
+        initiate_only: s.initiate_only,
+        currency_halted: s.currency_halted,
+        hold_ambiguous: hold,
     };
-    let Some(phase) = resume_phase(state, policy.initiate_only) else {
-        return state;
+    let stay = |state| Payout {
+        state,
+        fresh_execute: false,
     };
+    let mut state = p.state;
+    if state == Pending {
+        // A claim: the intent to initiate, committed before the request.
+        assert!(allowed(Pending, Initiating));
+        state = Initiating;
+        return initiate(state, false, s, policy, world);
+    }
     // A consistent provider: once it paid, it never refuses the payout.
     let answer = match s.answer {
         Answer::Refused { .. } if world.paid => Answer::Accepted,
         a => a,
     };
-    let (from, d) = match phase {
-        Phase::Initiate { resumed } => {
-            if s.crash {
-                return state;
+    let resumed = if p.fresh_execute {
+        assert_eq!(state, Executing);
+        false
+    } else {
+        match resume_phase(state, policy.initiate_only) {
+            None => return stay(state),
+            Some(Phase::Initiate { resumed }) => {
+                return initiate(state, resumed, s, policy, world);
             }
-            let facts = Facts {
-                resumed,
-                maybe_landed: answer == Answer::Ambiguous,
-                sent: 1,
-            };
-            (Initiating, after_initiate(answer, facts, policy))
-        }
-        Phase::Execute { resumed } => {
-            let mut from = state;
-            match execute_start(state, resumed, policy) {
-                ExecuteStart::Skip => return state,
-                ExecuteStart::Hold(d) => return apply(from, d, world),
-                ExecuteStart::Intent => from = Executing,
-                ExecuteStart::Send => {}
+            Some(Phase::Execute { resumed }) => {
+                match execute_start(state, resumed, policy) {
+                    ExecuteStart::Skip => return stay(state),
+                    ExecuteStart::Hold(d) => return stay(apply(state, d, world)),
+                    ExecuteStart::Intent => {
+                        assert!(allowed(state, Executing));
+                        state = Executing;
+                    }
+                    ExecuteStart::Send => assert_eq!(state, Executing),
+                }
+                resumed
             }
-            let carried = match answer {
-                Answer::Accepted => true,
-                Answer::Ambiguous => s.landed,
-                _ => false,
-            };
-            world.paid |= carried || (s.crash && s.landed);
-            if s.crash {
-                return from;
-            }
-            let facts = Facts {
-                resumed,
-                maybe_landed: answer == Answer::Ambiguous,
-                sent: u32::from(answer != Answer::Stopped),
-            };
-            (from, after_execute(answer, facts))
         }
     };
-    // An accepted initiation goes straight on to execute in the engine; the
-    // simulation picks it up on the next step instead (same decisions).
-    apply(from, d, world)
+    if s.crash == Crash::BeforeSend {
+        return stay(state);
+    }
+    let sends = !matches!(answer, Answer::Stopped | Answer::NotSent);
+    if sends {
+        // Under hold, an execute that may have been carried out is never
+        // followed by another: a provider that pays twice would pay twice.
+        assert!(
+            !(hold && world.maybe_landed),
+            "hold sent an execute again after {world:?}"
+        );
+        world.executes += 1;
+    }
+    let carried = match (s.crash, answer) {
+        (Crash::AfterSend, _) => sends && s.landed,
+        (_, Answer::Accepted) => true,
+        (_, Answer::Ambiguous) => s.landed,
+        _ => false,
+    };
+    world.paid |= carried;
+    world.maybe_landed |= sends && (s.crash == Crash::AfterSend || answer == Answer::Ambiguous);
+    if s.crash == Crash::AfterSend {
+        return stay(state);
+    }
+    let facts = Facts {
+        resumed,
+        maybe_landed: answer == Answer::Ambiguous,
+        sent: u32::from(sends),
+    };
+    stay(apply(Executing, after_execute(answer, facts), world))
+}
+
+/// An initiation of a payout in `initiating`: moves no money.
+fn initiate(state: State, resumed: bool, s: Step, policy: Policy, world: &World) -> Payout {
+    assert_eq!(state, Initiating);
+    if s.crash != Crash::No {
+        return Payout {
+            state,
+            fresh_execute: false,
+        };
+    }
+    let facts = Facts {
+        resumed,
+        maybe_landed: s.answer == Answer::Ambiguous,
+        sent: u32::from(s.answer != Answer::Stopped),
+    };
+    let d = after_initiate(s.answer, facts, policy);
+    let state = apply(Initiating, d, world);
+    assert_eq!(d.then_execute, state == Executing && d.to.is_some());
+    Payout {
+        state,
+        fresh_execute: d.then_execute,
+    }
 }
 
 fn apply(from: State, d: Decision, world: &World) -> State {
     assert_eq!(d.from, from);
+    assert!(!from.is_final() || from == Unknown, "the engine left {from}");
     let Some(to) = d.to else { return from };
     assert!(allowed(from, to), "{from} -> {to}");
     if world.paid {
@@ -403,37 +493,55 @@ fn apply(from: State, d: Decision, world: &World) -> State {
         );
     }
     if from.may_have_paid() && invites_paying_again(to) {
-        // Only allowed when no execute may have been carried out.
-        assert!(!world.paid, "{from} -> {to}");
+        // Only when nothing was paid (failed: on the provider's word).
+        assert!(!world.paid, "{from} -> {to} after {world:?}");
+    }
+    if (from, to) == (Executing, Initiated) {
+        // Back to "send the execute": only if none may have landed.
+        assert!(!world.maybe_landed, "{from} -> {to} after {world:?}");
     }
     to
 }
 
+/// The next run looks at it: final, or picked up (pending payouts are
+/// claimed; the others resume). Nothing open is left unlisted.
+fn listed(state: State) -> bool {
+    state.is_final() || state == Pending || resume_phase(state, false).is_some()
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig::with_cases(3000))]
     #[test]
-    fn random_answers_and_crashes_never_pay_twice(steps in prop::collection::vec(step(), 1..40)) {
+    fn random_answers_and_crashes_never_pay_twice(
+        steps in prop::collection::vec(step(), 1..40),
+        hold in any::<bool>(),
+    ) {
         let mut world = World::default();
-        let mut state = Pending;
+        let mut p = Payout { state: Pending, fresh_execute: false };
         for s in steps {
-            if state == Pending {
-                // A claim.
-                assert!(allowed(Pending, Initiating));
-                state = Initiating;
-            }
-            state = simulate(state, s, &mut world);
-            if state.is_final() {
+            p = simulate(p, s, hold, &mut world);
+            prop_assert!(listed(p.state), "{p:?} is open and listed nowhere");
+            if p.state.is_final() {
                 break;
             }
         }
-        // Ends final, or open: open payouts are listed by `status` and
-        // picked up by the next run.
-        prop_assert!(state.is_final() || state.is_open(), "{state}");
-        if state == Executed {
+        if world.paid {
+            prop_assert!(p.state.may_have_paid(), "paid but {:?}", p.state);
+        }
+        // Then calm runs: every payout ends final, within a few runs, and
+        // is executed only if it was paid.
+        for _ in 0..4 {
+            if p.state.is_final() {
+                break;
+            }
+            p = simulate(p, CALM, hold, &mut world);
+        }
+        prop_assert!(p.state.is_final(), "{p:?} never settles");
+        if p.state == Executed {
             prop_assert!(world.paid);
         }
         if world.paid {
-            prop_assert!(state.may_have_paid(), "paid but {state}");
+            prop_assert!(p.state.may_have_paid(), "paid but {:?}", p.state);
         }
     }
 }
