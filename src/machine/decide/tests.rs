@@ -159,7 +159,22 @@ fn execution_table() {
         maybe_landed: false,
         sent: 0,
     };
-    assert_eq!(after_execute(Answer::Stopped, idle).to, None);
+    // "Nothing" is the whole decision: no write, no attempts, no count.
+    assert_eq!(
+        after_execute(Answer::Stopped, idle),
+        Decision {
+            from: Executing,
+            to: None,
+            note: Note::Keep,
+            attempts: false,
+            stamp_initiated: false,
+            stamp_executed: false,
+            count: None,
+            stop: None,
+            halt_currency: false,
+            then_execute: false,
+        }
+    );
     assert!(after_execute(NO_BALANCE, certain()).halt_currency);
     assert!(!after_execute(REFUSED, certain()).halt_currency);
 }
