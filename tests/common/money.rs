@@ -80,7 +80,10 @@ pub fn check_books(
     // The ledger, by account (every test payroll has distinct accounts).
     let mut by_account: HashMap<&str, Vec<_>> = HashMap::new();
     for t in &payouts {
-        by_account.entry(t.account_id.as_str()).or_default().push(*t);
+        by_account
+            .entry(t.account_id.as_str())
+            .or_default()
+            .push(*t);
     }
     assert_eq!(
         payouts.len(),
@@ -114,7 +117,10 @@ pub fn check_books(
         );
         if state == "executed" {
             assert_eq!(t.debits, 1, "{ctx}: reported executed, ledger {t:?}");
-            assert_eq!(t.status, "SUCCESS", "{ctx}: reported executed, ledger {t:?}");
+            assert_eq!(
+                t.status, "SUCCESS",
+                "{ctx}: reported executed, ledger {t:?}"
+            );
             *executed_total.entry(row.currency.clone()).or_default() += row.amount;
         }
         match policy {

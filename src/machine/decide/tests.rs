@@ -358,15 +358,13 @@ fn step() -> impl Strategy<Value = Step> {
         prop::bool::weighted(0.1),
         prop::bool::weighted(0.1),
     )
-        .prop_map(
-            |(i, landed, crash, initiate_only, currency_halted)| Step {
-                answer: Answer::ALL[i],
-                landed,
-                crash,
-                initiate_only,
-                currency_halted,
-            },
-        )
+        .prop_map(|(i, landed, crash, initiate_only, currency_halted)| Step {
+            answer: Answer::ALL[i],
+            landed,
+            crash,
+            initiate_only,
+            currency_halted,
+        })
 }
 
 /// A healthy provider and no crash: what the next, uneventful run sees.
@@ -498,7 +496,10 @@ fn initiate(state: State, resumed: bool, s: Step, policy: Policy, world: &World)
 
 fn apply(from: State, d: Decision, world: &World) -> State {
     assert_eq!(d.from, from);
-    assert!(!from.is_final() || from == Unknown, "the engine left {from}");
+    assert!(
+        !from.is_final() || from == Unknown,
+        "the engine left {from}"
+    );
     let Some(to) = d.to else { return from };
     assert!(allowed(from, to), "{from} -> {to}");
     if world.paid {
