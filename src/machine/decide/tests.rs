@@ -179,6 +179,54 @@ fn execution_table() {
     assert!(!after_execute(REFUSED, certain()).halt_currency);
 }
 
+/// Besides the state, a decision says what to record and count: the
+/// report's stamps, codes and the progress counters come from here.
+#[test]
+fn decisions_record_what_happened() {
+    let p = Policy::default();
+    let d = after_initiate(Answer::Accepted, certain(), p);
+    assert_eq!(
+        (d.note, d.stamp_initiated, d.count, d.attempts),
+        (Note::Answer, true, Some(Count::Initiated), true)
+    );
+    assert!(!d.stamp_executed);
+    let d = after_initiate(REFUSED, certain(), p);
+    assert_eq!((d.note, d.count), (Note::Failure, Some(Count::Failed)));
+    let d = after_initiate(Answer::NotSent, certain(), p);
+    assert_eq!((d.note, d.count, d.attempts), (Note::Keep, None, true));
+    let d = after_execute(Answer::Accepted, certain());
+    assert_eq!(
+        (d.note, d.stamp_executed, d.count, d.attempts),
+        (Note::Answer, true, Some(Count::Executed), true)
+    );
+    assert!(!d.stamp_initiated && !d.then_execute);
+    let d = after_execute(REFUSED, certain());
+    assert_eq!((d.note, d.count), (Note::Answer, Some(Count::Failed)));
+    let d = after_execute(Answer::Ambiguous, uncertain());
+    assert_eq!(
+        (d.note, d.count),
+        (Note::OutcomeUnknown, Some(Count::Unknown))
+    );
+    let hold = Policy {
+        hold_ambiguous: true,
+        ..p
+    };
+    let ExecuteStart::Hold(d) = execute_start(Executing, true, hold) else {
+        panic!("a resumed execution under hold is held");
+    };
+    assert_eq!(
+        (d.from, d.to, d.note, d.count),
+        (Executing, Some(Unknown), Note::Held, Some(Count::Unknown))
+    );
+    assert_eq!(execute_start(Executing, true, p), ExecuteStart::Send);
+    assert_eq!(execute_start(Initiated, false, hold), ExecuteStart::Intent);
+    let halted = Policy {
+        currency_halted: true,
+        ..p
+    };
+    assert_eq!(execute_start(Initiated, false, halted), ExecuteStart::Skip);
+}
+
 /// Every (state, answer) pair: a decision only ever writes an allowed
 /// transition, from the state the payout is in.
 #[test]
