@@ -179,6 +179,14 @@ fn execution_table() {
     assert!(!after_execute(REFUSED, certain()).halt_currency);
 }
 
+fn halted_hold() -> Policy {
+    Policy {
+        currency_halted: true,
+        hold_ambiguous: true,
+        initiate_only: false,
+    }
+}
+
 /// Besides the state, a decision says what to record and count: the
 /// report's stamps, codes and the progress counters come from here.
 #[test]
@@ -219,6 +227,12 @@ fn decisions_record_what_happened() {
         (Executing, Some(Unknown), Note::Held, Some(Count::Unknown))
     );
     assert_eq!(execute_start(Executing, true, p), ExecuteStart::Send);
+    // An intent already committed is sent, never committed again.
+    assert_eq!(execute_start(Executing, false, p), ExecuteStart::Send);
+    assert_eq!(
+        execute_start(Executing, false, halted_hold()),
+        ExecuteStart::Send
+    );
     assert_eq!(execute_start(Initiated, false, hold), ExecuteStart::Intent);
     let halted = Policy {
         currency_halted: true,
