@@ -360,6 +360,17 @@ fn run_completion() {
         true
     ));
     assert!(!run_complete(counts(&[(Initiated, 3), (Pending, 1)]), true));
+    // Under --initiate-only, any refused, unknown or unsent payout, alone
+    // or together, leaves the run incomplete.
+    for open in [
+        &[(Initiated, 3), (InitiateFailed, 1)][..],
+        &[(InitiateFailed, 1), (Unknown, 1)],
+        &[(Unknown, 1), (Pending, 1)],
+        &[(InitiateFailed, 2), (Pending, 1)],
+    ] {
+        let c = |s: State| open.iter().find(|p| p.0 == s).map_or(0, |p| p.1);
+        assert!(!run_complete(c, true), "{open:?}");
+    }
     assert!(run_settled(counts(&[(Executed, 3), (Unknown, 1)])));
     assert!(!run_settled(counts(&[(Executed, 3), (Initiated, 1)])));
 }
