@@ -797,3 +797,26 @@ fn documented_examples_hold() {
         "mismatch"
     );
 }
+
+/// Some providers answer booleans (`"success": false`): they are read as
+/// the words `true` and `false`, like strings and numbers.
+#[test]
+fn boolean_fields_are_read_as_words() {
+    let p = profile(
+        r#"
+status = "/data/status"
+code = "/code"
+result = "/success"
+result_error = ["false"]
+"#,
+    );
+    table(
+        &p,
+        &[(
+            E,
+            200,
+            r#"{"success":false,"code":"SOMETHING_ELSE"}"#,
+            "refused",
+        )],
+    );
+}
