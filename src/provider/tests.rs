@@ -820,3 +820,29 @@ result_error = ["false"]
         )],
     );
 }
+
+/// A failure status with a failure code is a failure, not a conflict: only
+/// a success word against a failure word conflicts.
+#[test]
+fn failure_words_in_both_fields_agree() {
+    let flat = profile(
+        r#"
+status = "/status"
+code = "/code"
+result = ""
+failure_code = "/reason"
+"#,
+    );
+    table(
+        &flat,
+        &[
+            (E, 200, r#"{"status":"FAILED","code":"DECLINED"}"#, "failed"),
+            (
+                E,
+                200,
+                r#"{"status":"SUCCESS","code":"DECLINED"}"#,
+                "ambiguous",
+            ),
+        ],
+    );
+}
