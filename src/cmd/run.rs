@@ -5,6 +5,7 @@
 use super::finish::{JsonLines, Say, deliver, result_json};
 use super::{LogFormat, Signals, init_logging, runtime};
 use crate::config::{Ambiguous, Config, DEFAULT_REPORT, RateSetting, parse_concurrency_flag};
+use crate::engine::retry::Backoff;
 use crate::engine::{
     self, EngineOptions, Event, ProgressTarget, ProviderChoice, RunOutcome, Settings, Stop,
 };
@@ -22,6 +23,24 @@ use std::path::{Path, PathBuf};
 /// writer have threads of their own. Measured on the 2-core benchmark
 /// machine, a second worker only added cross-thread wake-ups.
 const RUN_WORKERS: usize = 1;
+
+/// Test hook: the retry backoff base in milliseconds (cap 50 × base). Read
+/// once here, at the edge, into [`EngineOptions::backoff`]; the library
+/// never reads the environment. The end-to-end tests set it so that no
+/// test waits on real backoff. Not a user setting: real runs keep the
+/// defaults, chosen for real providers.
+const BACKOFF_ENV: &str = "PAYRUN_BACKOFF_MS";
+
+fn backoff_from_env() -> Result<Backoff> {
+    match std::env::var(BACKOFF_ENV) {
+        Err(_) => Ok(Backoff::default()),
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .map(Backoff::from_base_ms)
+            .with_context(|| format!("{BACKOFF_ENV}={v:?} is not a whole number of milliseconds")),
+    }
+}
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::help::RUN)]
@@ -162,6 +181,7 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
                 engine::DEFAULT_RESEND_DELAY,
                 std::time::Duration::from_millis,
             ),
+            backoff: backoff_from_env()?,
         },
         config: cfg,
     })

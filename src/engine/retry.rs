@@ -25,6 +25,46 @@ pub const MAX_RATE_LIMITED: u32 = 50;
 pub const BACKOFF_BASE: Duration = Duration::from_millis(100);
 pub const BACKOFF_CAP: Duration = Duration::from_secs(5);
 
+/// The backoff timings of one run. Production uses the defaults above;
+/// the end-to-end tests shorten them (`PAYRUN_BACKOFF_MS`, read once by
+/// `cmd::run`) so that no test waits on real backoff. The number of
+/// attempts is not changed: the tests exercise the real retry policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    pub base: Duration,
+    pub cap: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Backoff {
+        Backoff {
+            base: BACKOFF_BASE,
+            cap: BACKOFF_CAP,
+        }
+    }
+}
+
+impl Backoff {
+    /// A base of `base_ms`, with the cap in the same ratio to it as the
+    /// defaults (50 × base).
+    pub fn from_base_ms(base_ms: u64) -> Backoff {
+        let base = Duration::from_millis(base_ms);
+        let ratio = (BACKOFF_CAP.as_millis() / BACKOFF_BASE.as_millis()) as u32;
+        Backoff {
+            base,
+            cap: base.saturating_mul(ratio),
+        }
+    }
+
+    /// The longest wait before attempt `attempt + 1`: `base * 2^attempt`,
+    /// capped.
+    pub fn ceiling(self, attempt: u32) -> Duration {
+        self.base
+            .saturating_mul(1u32 << attempt.min(16))
+            .min(self.cap)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
     Initiate,
@@ -127,16 +167,34 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
             return end;
         }
         if wait {
-            backoff(failures).await;
+            backoff(ctx.opts.backoff, failures).await;
         }
     }
 }
 
 /// Full-jitter exponential backoff.
-async fn backoff(attempt: u32) {
-    let ceiling = BACKOFF_BASE
-        .saturating_mul(1u32 << attempt.min(16))
-        .min(BACKOFF_CAP);
+async fn backoff(timings: Backoff, attempt: u32) {
+    let ceiling = timings.ceiling(attempt);
     let wait = rand::rng().random_range(0..=ceiling.as_millis() as u64);
     tokio::time::sleep(Duration::from_millis(wait)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_the_base_up_to_the_cap() {
+        let b = Backoff::default();
+        assert_eq!(b.ceiling(0), Duration::from_millis(100));
+        assert_eq!(b.ceiling(1), Duration::from_millis(200));
+        assert_eq!(b.ceiling(3), Duration::from_millis(800));
+        assert_eq!(b.ceiling(6), BACKOFF_CAP);
+        assert_eq!(b.ceiling(40), BACKOFF_CAP);
+        let fast = Backoff::from_base_ms(2);
+        assert_eq!(fast.base, Duration::from_millis(2));
+        assert_eq!(fast.cap, Duration::from_millis(100));
+        assert_eq!(fast.ceiling(2), Duration::from_millis(8));
+        assert_eq!(fast.ceiling(9), Duration::from_millis(100));
+    }
 }

@@ -46,6 +46,8 @@ pub struct EngineOptions {
     /// `ambiguous = resend`: how long after an execute's outcome became
     /// unknown its one re-send waits ([`DEFAULT_RESEND_DELAY`]).
     pub resend_delay: Duration,
+    /// Retry backoff timings (tests shorten them).
+    pub backoff: super::retry::Backoff,
 }
 
 /// Wait before the one re-send of an unknown execute. A provider that

@@ -268,6 +268,45 @@ mod tests {
         }
     }
 
+    /// Every state is exactly one of final or open: none is forgotten
+    /// (neither), none both worked on and done.
+    #[test]
+    fn every_state_is_final_or_open_never_both() {
+        for st in State::ALL {
+            assert_ne!(st.is_final(), st.is_open(), "{st}");
+        }
+        for st in IN_FLIGHT {
+            assert!(st.is_in_flight() && st.is_open(), "{st}");
+        }
+        assert!(!State::Pending.is_in_flight());
+        assert!(State::Executed.may_have_paid() && !State::Initiated.may_have_paid());
+    }
+
+    /// `allowed` refuses what the table does not list: no way out of a
+    /// paid payout, none back to an unsent state from one that may have paid.
+    #[test]
+    fn allowed_refuses_every_pair_not_in_the_table() {
+        let mut n = 0;
+        for from in State::ALL {
+            for to in State::ALL {
+                if allowed(from, to) {
+                    n += 1;
+                    assert!(TRANSITIONS.contains(&(from, to)));
+                }
+            }
+            assert!(!allowed(State::Executed, from), "executed -> {from}");
+            assert!(!allowed(State::Unknown, State::Pending));
+        }
+        assert_eq!(n, TRANSITIONS.len());
+    }
+
+    #[test]
+    fn display_is_the_stored_name() {
+        for st in State::ALL {
+            assert_eq!(st.to_string(), st.as_str());
+        }
+    }
+
     #[test]
     fn processing_may_have_paid_is_open_not_final_and_listed_for_operators() {
         let p = State::Processing;

@@ -466,6 +466,8 @@ fn echo_must_match_what_was_sent() {
         (body("tx-1", "\"1500.00\"", "XOF", ok), None),
         (body("tx-9", "\"1500\"", "XOF", ok), Some("transactionId")),
         (body("tx-1", "\"15000\"", "XOF", ok), Some("amount")),
+        // Not a number at all: compared as text, so it differs.
+        (body("tx-1", "\"1,500\"", "XOF", ok), Some("amount")),
         (body("tx-1", "\"1500\"", "GHS", ok), Some("currency")),
         (
             body("tx-1", "\"1500\"", "XOF", "+2250700000002"),
@@ -795,5 +797,54 @@ fn documented_examples_hold() {
             r#"{"status":"success","code":"00","data":{"reference":"pay-002","state":"SUCCESSFUL"}}"#
         ),
         "mismatch"
+    );
+}
+
+/// Some providers answer booleans (`"success": false`): they are read as
+/// the words `true` and `false`, like strings and numbers.
+#[test]
+fn boolean_fields_are_read_as_words() {
+    let p = profile(
+        r#"
+status = "/data/status"
+code = "/code"
+result = "/success"
+result_error = ["false"]
+"#,
+    );
+    table(
+        &p,
+        &[(
+            E,
+            200,
+            r#"{"success":false,"code":"SOMETHING_ELSE"}"#,
+            "refused",
+        )],
+    );
+}
+
+/// A failure status with a failure code is a failure, not a conflict: only
+/// a success word against a failure word conflicts.
+#[test]
+fn failure_words_in_both_fields_agree() {
+    let flat = profile(
+        r#"
+status = "/status"
+code = "/code"
+result = ""
+failure_code = "/reason"
+"#,
+    );
+    table(
+        &flat,
+        &[
+            (E, 200, r#"{"status":"FAILED","code":"DECLINED"}"#, "failed"),
+            (
+                E,
+                200,
+                r#"{"status":"SUCCESS","code":"DECLINED"}"#,
+                "ambiguous",
+            ),
+        ],
     );
 }

@@ -3,11 +3,18 @@
 //! real `payrun` binary run against them.
 #![allow(dead_code)]
 
+pub mod money;
+
 use payrun::sandbox::{LedgerSnapshot, Running, SandboxConfig};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub const KEY: &str = "sk_sandbox_test";
+
+/// Retry backoff base for every run the tests start (`PAYRUN_BACKOFF_MS`):
+/// the real retry policy, with waits short enough that no test sleeps on
+/// backoff meant for a real provider.
+pub const TEST_BACKOFF_MS: &str = "5";
 
 /// A sandbox running on its own runtime for the life of the test.
 pub struct Sandbox {
@@ -78,6 +85,7 @@ impl Work {
             .env("PAYRUN_API_KEY", KEY)
             // Never the real per-user data folder, whatever a test forgets.
             .env("XDG_DATA_HOME", self.path("data"))
+            .env("PAYRUN_BACKOFF_MS", TEST_BACKOFF_MS)
             .env_remove("RUST_LOG")
             .arg("run")
             .arg(file)
