@@ -44,7 +44,7 @@ pub fn resolve_db(flag: Option<&Path>, cfg: &Config, sandbox: bool) -> Result<Pa
 pub const DEFAULT_REPORT: &str = "report.csv";
 
 /// Environment variable holding the provider's API key.
-pub const API_KEY_ENV: &str = "PAYRUN_API_KEY";
+pub use crate::provider::API_KEY_ENV;
 
 // ---- rate keys: `rate`, `max_rate`, `max_concurrency` ----------------------
 
@@ -234,7 +234,7 @@ pub struct Config {
     /// How the file writes numbers: "fr" (`25 000,50`) or "en"
     /// (`25,000.50`). Unset: plain digits with an optional `.` only, and any
     /// value whose reading depends on the convention is refused.
-    pub number_format: Option<crate::validate::number::NumberFormat>,
+    pub number_format: Option<NumberFormat>,
     /// Text encoding of CSV files ("utf-8", "windows-1252", "latin-1",
     /// "utf-16"). Unset: UTF-8, or Windows-1252 detected (with a notice)
     /// when the file is not valid UTF-8.
@@ -246,7 +246,7 @@ pub struct Config {
     #[serde(default)]
     pub max_amount: BTreeMap<String, rust_decimal::Decimal>,
     /// Rows not to pay: `[skip] column = "Statut"`, `values = ["annulé"]`.
-    pub skip: Option<crate::validate::SkipRule>,
+    pub skip: Option<SkipRule>,
     // ---- end of input keys ----
     #[serde(default)]
     pub sender: SenderConfig,
@@ -261,7 +261,7 @@ pub struct Config {
     // --- closing keys: closing the books (docs/closing.md) ---
     /// How to read the provider's statement (`payrun reconcile
     /// --statement`): its column headers and status words.
-    pub statement: Option<crate::reconcile::StatementSpec>,
+    pub statement: Option<StatementSpec>,
     /// Requests one payout may use across all runs before an initiation
     /// that never gets a final answer is set aside (`set_aside`).
     pub max_attempts_total: Option<u32>,
@@ -285,6 +285,24 @@ pub struct Config {
 }
 
 impl Config {
+    /// The provider profile this configuration asks for:
+    /// `provider_profile = "file"`, else the `[provider]` table, else the
+    /// sandbox default. Both at once is refused (which one wins would be a
+    /// guess).
+    pub fn profile(&self) -> Result<crate::provider::Profile> {
+        use crate::provider::Profile;
+        match (&self.provider_profile, &self.provider) {
+            (Some(_), Some(_)) => {
+                anyhow::bail!(
+                    "the config has both `provider_profile` and a `[provider]` table; keep one"
+                )
+            }
+            (Some(path), None) => Profile::from_file(path),
+            (None, Some(spec)) => Ok(Profile::from_spec(spec)?),
+            (None, None) => Ok(Profile::sandbox()),
+        }
+    }
+
     /// Reads `path`, or `./payrun.toml` when no path is given and that file
     /// exists, or the defaults.
     pub fn load(path: Option<&Path>) -> Result<Config> {
@@ -393,6 +411,52 @@ impl Config {
     pub fn report_language(&self) -> ReportLanguage {
         self.report_language.unwrap_or_default()
     }
+}
+
+// ---- specs read from payrun.toml for other modules (kept here so that
+// config imports none of the modules that take a `Config`) ----------------
+
+/// How the file writes numbers (config key `number_format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NumberFormat {
+    /// `25 000,50`: groups by space, no-break space, narrow no-break space
+    /// or `.`; decimal comma.
+    Fr,
+    /// `25,000.50`: groups by `,`; decimal point.
+    En,
+}
+
+/// Rows not to pay, marked in a column payrun does not otherwise read
+/// (config `[skip]`): `column = "Statut"`, `values = ["annulé", "non"]`.
+/// Values match ignoring case, accents and surrounding spaces. Skipped
+/// rows are listed in the summary, never silently dropped.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SkipRule {
+    pub column: String,
+    pub values: Vec<String>,
+}
+
+/// The `[statement]` config section. Each column key lists the headers it
+/// may have (compared like payroll headers: case, spaces, `_` and `-`
+/// ignored); each status key lists the provider's own words for it. Absent
+/// keys take the defaults, which read the sandbox statement in English and
+/// French.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct StatementSpec {
+    pub transaction_id: Option<Vec<String>>,
+    pub account: Option<Vec<String>>,
+    pub amount: Option<Vec<String>>,
+    pub currency: Option<Vec<String>>,
+    pub status: Option<Vec<String>>,
+    /// Status words meaning the payout was paid.
+    pub paid: Option<Vec<String>>,
+    /// Status words meaning the payout failed and no money moved.
+    pub failed: Option<Vec<String>>,
+    /// Status words meaning the provider has not settled it yet.
+    pub not_final: Option<Vec<String>>,
 }
 
 #[cfg(test)]

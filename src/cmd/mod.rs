@@ -51,7 +51,7 @@ pub enum Command {
     Summary(summary::SummaryArgs),
     /// Write the reconciliation report of a run again.
     Report(report::ReportArgs),
-    /// List and resolve payouts whose outcome is unknown.
+    /// List every payout that is not final, and settle them (statement, status call, operator).
     Reconcile(reconcile::ReconcileArgs),
     /// End a run whose payouts were never executed (they become `cancelled`).
     Cancel(cancel::CancelArgs),

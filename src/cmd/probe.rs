@@ -7,8 +7,8 @@
 use super::runtime;
 use crate::config::Config;
 use crate::exit::Exit;
+use crate::provider::Client;
 use crate::provider::probe::{self, ProbeSettings, ResendVerdict};
-use crate::provider::{Client, Profile};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::PathBuf;
@@ -48,7 +48,7 @@ pub fn command(args: ProbeArgs) -> Result<Exit> {
             args.amount
         );
     }
-    let profile = Profile::from_config(&cfg)?;
+    let profile = cfg.profile()?;
     let client = Client::with_profile(&base_url, &cfg.api_key()?, profile)?;
     let settings = ProbeSettings {
         account: args.account.clone(),

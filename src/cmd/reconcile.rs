@@ -31,7 +31,8 @@ pub struct ReconcileArgs {
     /// Only this run (default: every run).
     #[arg(long)]
     pub run: Option<i64>,
-    /// Re-send execute for every unknown payout, under its transactionId.
+    /// Re-send execute for every unknown or processing payout, under its transactionId
+    /// (only for providers that deduplicate executes).
     #[arg(long, conflicts_with = "mark")]
     pub resend: bool,
     /// Print the audit trail of operators' decisions instead.
@@ -60,7 +61,7 @@ pub struct ReconcileArgs {
     #[arg(long, requires = "statement")]
     pub sheet: Option<String>,
     /// Ask the provider's status call (`[provider.status_call]`) about
-    /// every unknown payout and settle what it answers clearly.
+    /// every unknown or processing payout and settle what it answers clearly.
     #[arg(long, conflicts_with_all = ["mark", "resend", "audit", "statement"])]
     pub poll: bool,
     /// Where `--statement` writes the reconciliation (its summary goes to
@@ -228,7 +229,7 @@ fn client(args: &ReconcileArgs) -> Result<Client> {
         .clone()
         .or(cfg.base_url.clone())
         .context("no provider URL: pass --base-url or set base_url in the config")?;
-    let profile = crate::provider::Profile::from_config(&cfg)?;
+    let profile = cfg.profile()?;
     Client::with_profile(&base_url, &cfg.api_key()?, profile)
 }
 
@@ -316,7 +317,7 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
         .clone()
         .or(cfg.base_url.clone())
         .context("no provider URL: pass --base-url or set base_url in the config")?;
-    let profile = crate::provider::Profile::from_config(&cfg)?;
+    let profile = cfg.profile()?;
     let client = Client::with_profile(&base_url, &cfg.api_key()?, profile)?;
     // Never re-send a payout to a provider its run was not made against.
     let mut refused = Vec::new();

@@ -21,6 +21,7 @@ pub const APPROVAL_FILE: &str = "approval.csv";
 const ACCEPTED: &[State] = &[
     State::Initiated,
     State::Executing,
+    State::Processing,
     State::Executed,
     State::Unknown,
     State::ExecuteFailed,

@@ -222,7 +222,7 @@ async fn open_provider(
             })
         }
         ProviderChoice::Remote { base_url, api_key } => {
-            let profile = crate::provider::Profile::from_config(config)?;
+            let profile = config.profile()?;
             let client = Client::with_profile(base_url, api_key, profile)?;
             Ok(Provider {
                 name: client.base_url().to_string(),

@@ -30,6 +30,7 @@ pub const GUARDED: &[State] = &[
     State::Initiating,
     State::Initiated,
     State::Executing,
+    State::Processing,
     State::Executed,
     State::Unknown,
 ];

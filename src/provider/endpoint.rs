@@ -24,7 +24,7 @@ pub enum BaseUrlError {
     NotHttps(String),
     #[error(
         "base_url {0} carries a user name or password; remove it (the API key goes in {key}, never in the URL)",
-        key = crate::config::API_KEY_ENV
+        key = super::API_KEY_ENV
     )]
     Credentials(String),
     #[error(

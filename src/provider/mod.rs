@@ -10,6 +10,10 @@
 //! between re-sending and holding belong to the engine, which knows whether a
 //! payout is being initiated or executed. One retry layer, never two.
 
+/// Environment variable holding the provider's API key (named here, where
+/// the key is used; the config reads it too).
+pub const API_KEY_ENV: &str = "PAYRUN_API_KEY";
+
 pub mod classify;
 pub mod endpoint;
 pub mod outcome;

@@ -367,20 +367,6 @@ impl Profile {
             .with_context(|| format!("invalid provider profile {}", path.display()))
     }
 
-    /// The profile a configuration asks for: `provider_profile = "file"`,
-    /// else the `[provider]` table, else the sandbox default. Both at once
-    /// is refused (which one wins would be a guess).
-    pub fn from_config(cfg: &crate::config::Config) -> anyhow::Result<Profile> {
-        match (&cfg.provider_profile, &cfg.provider) {
-            (Some(_), Some(_)) => anyhow::bail!(
-                "the config has both `provider_profile` and a `[provider]` table; keep one"
-            ),
-            (Some(path), None) => Profile::from_file(path),
-            (None, Some(spec)) => Ok(Profile::from_spec(spec)?),
-            (None, None) => Ok(Profile::sandbox()),
-        }
-    }
-
     /// The meaning of a status or code value, case-insensitively.
     pub fn class_of(&self, word: &str) -> Option<Class> {
         self.words.get(&word.trim().to_uppercase()).copied()
@@ -498,21 +484,15 @@ mod tests {
             file.display().to_string()
         ))
         .unwrap();
-        assert_eq!(
-            Profile::from_config(&cfg).unwrap().status.as_deref(),
-            Some("/status")
-        );
+        assert_eq!(cfg.profile().unwrap().status.as_deref(), Some("/status"));
         let cfg = crate::config::Config::parse("[provider]\nfailed = [\"KO\"]\n").unwrap();
-        assert_eq!(
-            Profile::from_config(&cfg).unwrap().class_of("ko"),
-            Some(Class::Failed)
-        );
+        assert_eq!(cfg.profile().unwrap().class_of("ko"), Some(Class::Failed));
         let both = crate::config::Config::parse(&format!(
             "provider_profile = {:?}\n[provider]\nfailed = [\"KO\"]\n",
             file.display().to_string()
         ))
         .unwrap();
-        assert!(Profile::from_config(&both).is_err());
+        assert!(both.profile().is_err());
         assert!(crate::config::Config::parse("[provider]\nfaild = []\n").is_err());
     }
 }

@@ -731,7 +731,7 @@ fn documented_examples_hold() {
     for b in &blocks {
         let cfg = crate::config::Config::parse(b).unwrap_or_else(|e| panic!("{e:#}\n{b}"));
         if cfg.provider.is_some() {
-            profiles.push(Profile::from_config(&cfg).unwrap_or_else(|e| panic!("{e:#}\n{b}")));
+            profiles.push(cfg.profile().unwrap_or_else(|e| panic!("{e:#}\n{b}")));
         }
     }
     assert!(

@@ -8,19 +8,7 @@ use crate::machine::State;
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, HashMap};
 
-/// A payout as recorded, with what the provider was sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Booked {
-    pub id: i64,
-    pub run_id: i64,
-    pub row: u64,
-    pub transaction_id: String,
-    pub account_id: String,
-    /// The amount sent to the provider (what a statement shows).
-    pub wire_amount: Decimal,
-    pub currency: String,
-    pub state: State,
-}
+pub use crate::store::Booked;
 
 /// How one payout or statement line compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -9,31 +9,11 @@
 use crate::validate::columns::normalize;
 use anyhow::{Context, Result, bail};
 use rust_decimal::Decimal;
-use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::str::FromStr;
 
-/// The `[statement]` config section. Each column key lists the headers it
-/// may have (compared like payroll headers: case, spaces, `_` and `-`
-/// ignored); each status key lists the provider's own words for it. Absent
-/// keys take the defaults, which read the sandbox statement in English and
-/// French.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct StatementSpec {
-    pub transaction_id: Option<Vec<String>>,
-    pub account: Option<Vec<String>>,
-    pub amount: Option<Vec<String>>,
-    pub currency: Option<Vec<String>>,
-    pub status: Option<Vec<String>>,
-    /// Status words meaning the payout was paid.
-    pub paid: Option<Vec<String>>,
-    /// Status words meaning the payout failed and no money moved.
-    pub failed: Option<Vec<String>>,
-    /// Status words meaning the provider has not settled it yet.
-    pub not_final: Option<Vec<String>>,
-}
+pub use crate::config::StatementSpec;
 
 fn or(list: &Option<Vec<String>>, default: &[&str]) -> Vec<String> {
     list.clone()

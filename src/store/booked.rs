@@ -3,7 +3,7 @@
 //! against a provider's statement.
 
 use super::Store;
-use crate::reconcile::Booked;
+use super::types::Booked;
 use anyhow::{Context, Result};
 use rust_decimal::Decimal;
 use std::str::FromStr;

@@ -63,7 +63,9 @@ pub use lock::RunLock;
 pub use outputs::ReportTarget;
 pub use reads::SKIPPED;
 pub use schema::APPLICATION_ID;
-pub use types::{Earlier, NewRun, ReportRow, RunInfo, Tally, Totals, Transition, Unresolved, Work};
+pub use types::{
+    Booked, Earlier, NewRun, ReportRow, RunInfo, Tally, Totals, Transition, Unresolved, Work,
+};
 pub use writer::{Writer, WriterThread};
 
 use rusqlite::Connection;

@@ -145,3 +145,17 @@ pub struct Earlier {
     pub run_created_at: String,
     pub run_finished: bool,
 }
+
+/// A payout as recorded, with what the provider was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Booked {
+    pub id: i64,
+    pub run_id: i64,
+    pub row: u64,
+    pub transaction_id: String,
+    pub account_id: String,
+    /// The amount sent to the provider (what a statement shows).
+    pub wire_amount: Decimal,
+    pub currency: String,
+    pub state: State,
+}

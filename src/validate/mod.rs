@@ -31,16 +31,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Rows not to pay, marked in a column payrun does not otherwise read
-/// (config `[skip]`): `column = "Statut"`, `values = ["annulé", "non"]`.
-/// Values match ignoring case, accents and surrounding spaces. Skipped
-/// rows are listed in the summary, never silently dropped.
-#[derive(Debug, Clone, serde::Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct SkipRule {
-    pub column: String,
-    pub values: Vec<String>,
-}
+pub use crate::config::SkipRule;
 
 #[derive(Debug, Clone, Default)]
 pub struct ScanOptions {

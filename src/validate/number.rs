@@ -10,18 +10,8 @@
 //! a value that does not fit it is refused rather than guessed.
 
 use super::amount::AmountError;
-use serde::Deserialize;
 
-/// How the file writes numbers (config key `number_format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NumberFormat {
-    /// `25 000,50`: groups by space, no-break space, narrow no-break space
-    /// or `.`; decimal comma.
-    Fr,
-    /// `25,000.50`: groups by `,`; decimal point.
-    En,
-}
+pub use crate::config::NumberFormat;
 
 /// Bytes of the longest amount text read.
 const MAX_AMOUNT_TEXT: usize = 64;
