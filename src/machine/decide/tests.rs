@@ -423,164 +423,470 @@ fn run_completion() {
 
 // ---------------------------------------------------------------------------
 // Property: random answers and crashes never lead to paying twice.
+//
+// One payout is driven through the decisions in the engine's order of
+// commits (`pay_one`): a claim (`pending → initiating`), the initiation and
+// its outcome (`→ initiated`), the intent to execute as its own commit
+// (`initiated → executing`), the execute and its outcome, and under
+// `ambiguous = resend` the run's one re-send of an unknown execute. Each
+// call's answer is drawn at random, and the process dies at random points:
+// before a request leaves, after it left and before its answer is
+// committed, or between the initiation's commit and the intent's. Each step
+// is one process's go at the payout; a crash ends that process, and the
+// next step is the next run resuming it.
 
-/// The provider, seen from outside: whether it has paid the payout.
+/// The provider, seen from outside.
 #[derive(Debug, Default)]
 struct World {
+    /// It has paid the payout.
     paid: bool,
-    /// An initiate answer belonged to another request.
-    mismatched: bool,
+    /// It holds the execution as not final: it may still pay.
+    processing: bool,
+    /// Execute requests that reached it.
+    executes: u32,
+    /// Some execute may have been carried out without payrun knowing.
+    maybe_landed: bool,
+    /// An initiate answer belonged to another request (echo mismatch).
+    init_mismatch: bool,
 }
 
-/// One step of the simulation: what the provider does with one call, and
-/// whether the process dies before committing the answer.
+impl World {
+    /// Money moved, or may still move without another request.
+    fn owes(&self) -> bool {
+        self.paid || self.processing
+    }
+}
+
+/// Where the process dies during a step, if it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Crash {
+    No,
+    /// After the intent is committed, before the request leaves.
+    BeforeSend,
+    /// After the request left, before its answer is committed.
+    AfterSend,
+    /// After an accepted initiation is committed, before the intent to
+    /// execute is.
+    BeforeIntent,
+}
+
+/// One step of the simulation: what the provider does with one process's
+/// calls, and whether the process dies.
 #[derive(Debug, Clone, Copy)]
 struct Step {
     answer: Answer,
-    /// For an ambiguous answer: whether the provider carried it out.
+    /// An earlier attempt of the same call (inside the retries) may have
+    /// reached the provider.
+    retried: bool,
+    /// For a request that may have landed: whether the provider carried it
+    /// out.
     landed: bool,
-    /// The process dies after sending, before the answer is committed.
-    crash: bool,
-    policy_initiate_only: bool,
-    hold: bool,
+    crash: Crash,
+    initiate_only: bool,
+    currency_halted: bool,
+    /// The answer to the run's one re-send, if it makes one.
+    resend_answer: Answer,
+    /// An operator cancels the payout (`payrun cancel`) before the run.
+    cancel: bool,
+}
+
+fn answer() -> impl Strategy<Value = Answer> {
+    (0..Answer::ALL.len()).prop_map(|i| Answer::ALL[i])
 }
 
 fn step() -> impl Strategy<Value = Step> {
     (
-        0..Answer::ALL.len(),
-        any::<bool>(),
-        prop::bool::weighted(0.15),
-        prop::bool::weighted(0.1),
-        prop::bool::weighted(0.1),
+        (answer(), prop::bool::weighted(0.15), any::<bool>()),
+        prop_oneof![
+            12 => Just(Crash::No),
+            1 => Just(Crash::BeforeSend),
+            1 => Just(Crash::AfterSend),
+            1 => Just(Crash::BeforeIntent),
+        ],
+        (prop::bool::weighted(0.1), prop::bool::weighted(0.1)),
+        answer(),
+        prop::bool::weighted(0.03),
     )
-        .prop_map(|(i, landed, crash, policy_initiate_only, hold)| Step {
-            answer: Answer::ALL[i],
-            landed,
-            crash,
-            policy_initiate_only,
-            hold,
-        })
+        .prop_map(
+            |(
+                (answer, retried, landed),
+                crash,
+                (initiate_only, currency_halted),
+                resend,
+                cancel,
+            )| {
+                Step {
+                    answer,
+                    retried,
+                    landed,
+                    crash,
+                    initiate_only,
+                    currency_halted,
+                    resend_answer: resend,
+                    cancel,
+                }
+            },
+        )
 }
+
+/// A healthy provider and no crash: what the next, uneventful run sees.
+const CALM: Step = Step {
+    answer: Answer::Accepted,
+    retried: false,
+    landed: true,
+    crash: Crash::No,
+    initiate_only: false,
+    currency_halted: false,
+    resend_answer: Answer::Accepted,
+    cancel: false,
+};
+
+/// Requests a payout may use across runs in the simulation
+/// (`max_attempts_total`): small, so set-asides happen.
+const MAX_ATTEMPTS: u32 = 6;
 
 /// States that would lead the engine (or an operator) to pay again.
 fn invites_paying_again(s: State) -> bool {
     matches!(
         s,
-        Pending | Initiating | Initiated | InitiateFailed | ExecuteFailed
+        Pending | Initiating | Initiated | InitiateFailed | ExecuteFailed | Cancelled | SetAside
     )
 }
 
-/// Carries out one call on `state` as the engine does; returns the new
-/// state (unchanged on a crash).
-fn simulate(state: State, s: Step, world: &mut World) -> State {
+/// States in which no execute may ever have landed.
+fn surely_unexecuted(s: State) -> bool {
+    matches!(
+        s,
+        Pending | Initiating | Initiated | InitiateFailed | Cancelled | SetAside | Rejected
+    )
+}
+
+/// The simulated payout as the database holds it.
+#[derive(Debug, Clone, Copy)]
+struct Payout {
+    state: State,
+    attempts: u32,
+    /// Its recorded provider code is `ECHO_MISMATCH`.
+    mismatch_code: bool,
+}
+
+/// The simulated run's fixed options.
+#[derive(Debug, Clone, Copy)]
+struct Opts {
+    hold: bool,
+}
+
+/// One process's go at the payout, as the engine carries it out.
+fn simulate(mut p: Payout, s: Step, o: Opts, world: &mut World) -> Payout {
     let policy = Policy {
-        initiate_only: s.policy_initiate_only,
-        currency_halted: false,
-        hold_ambiguous: s.hold,
+        initiate_only: s.initiate_only,
+        currency_halted: s.currency_halted,
+        hold_ambiguous: o.hold,
         attempts_spent: false,
     };
-    let Some(phase) = resume_phase(state, policy.initiate_only) else {
-        return state;
+    if s.cancel && crate::machine::CANCELLABLE.contains(&p.state) {
+        assert!(allowed(p.state, Cancelled));
+        assert!(!world.owes() && !world.maybe_landed, "cancelled {world:?}");
+        p.state = Cancelled;
+        return p;
+    }
+    // A processing payout is the provider's to finish: no run sends it.
+    let (phase, claimed) = if p.state == Pending {
+        // A claim: the intent to initiate, committed before the request.
+        assert!(allowed(Pending, Initiating));
+        p.state = Initiating;
+        (Phase::Initiate { resumed: false }, true)
+    } else {
+        match resume_phase(p.state, policy.initiate_only) {
+            None => return p,
+            Some(phase) => (phase, false),
+        }
     };
+    assert!(
+        claimed || crate::machine::RESUMED.contains(&p.state),
+        "{p:?}"
+    );
+    let resumed = match phase {
+        Phase::Initiate { resumed } => {
+            if !initiate(&mut p, resumed, s, policy, world) {
+                return p;
+            }
+            // The intent to execute: its own commit, right before the send.
+            if s.crash == Crash::BeforeIntent {
+                assert_eq!(p.state, Initiated);
+                return p;
+            }
+            assert!(allowed(Initiated, Executing));
+            p.state = Executing;
+            false
+        }
+        Phase::Execute { resumed } => {
+            match execute_start(p.state, resumed, policy) {
+                ExecuteStart::Skip => return p,
+                ExecuteStart::Hold(d) => {
+                    p.state = apply(&mut p, d, Answer::Stopped, 0, world);
+                    return p;
+                }
+                ExecuteStart::Intent => {
+                    assert_eq!(p.state, Initiated);
+                    assert!(allowed(Initiated, Executing));
+                    p.state = Executing;
+                }
+                ExecuteStart::Send => assert_eq!(p.state, Executing),
+            }
+            resumed
+        }
+    };
+    execute(&mut p, resumed, s, o, policy, world);
+    p
+}
+
+/// The execute of a payout whose intent is committed, its outcome, and
+/// the run's one re-send if the decision asks for it.
+fn execute(p: &mut Payout, resumed: bool, s: Step, o: Opts, policy: Policy, world: &mut World) {
+    assert_eq!(p.state, Executing);
+    if s.crash == Crash::BeforeSend {
+        return;
+    }
+    let sends = s.retried || !matches!(s.answer, Answer::Stopped | Answer::NotSent);
+    let sent = u32::from(sends);
+    if sends {
+        send_execute(p, o, world);
+        world.maybe_landed |= s.retried || s.crash == Crash::AfterSend;
+        world.paid |= (s.retried || s.crash == Crash::AfterSend) && s.landed;
+    }
+    if s.crash == Crash::AfterSend {
+        return;
+    }
     // A consistent provider: once it paid, it never refuses the payout.
     let answer = match s.answer {
         Answer::Refused { .. } if world.paid => Answer::Accepted,
         a => a,
     };
-    let (from, d) = match phase {
-        Phase::Initiate { resumed } => {
-            if s.crash {
-                return state;
-            }
-            world.mismatched |= answer == Answer::Mismatch;
-            let facts = Facts {
-                resumed,
-                maybe_landed: answer == Answer::Ambiguous,
-                sent: 1,
-            };
-            (Initiating, after_initiate(answer, facts, policy))
-        }
-        Phase::Execute { resumed } => {
-            // A payout whose initiate answer was about another request is
-            // never executed.
-            assert!(!world.mismatched, "executing after an echo mismatch");
-            let mut from = state;
-            match execute_start(state, resumed, policy) {
-                ExecuteStart::Skip => return state,
-                ExecuteStart::Hold(d) => return apply(from, d, world),
-                ExecuteStart::Intent => from = Executing,
-                ExecuteStart::Send => {}
-            }
-            let carried = match answer {
-                Answer::Accepted => true,
-                // Accepted, not final: it may still be paid.
-                Answer::Ambiguous | Answer::NotFinal | Answer::Mismatch => s.landed,
-                _ => false,
-            };
-            world.paid |= carried || (s.crash && s.landed);
-            if s.crash {
-                return from;
-            }
-            let facts = Facts {
-                resumed,
-                maybe_landed: matches!(
-                    answer,
-                    Answer::Ambiguous | Answer::NotFinal | Answer::Mismatch
-                ),
-                sent: u32::from(answer != Answer::Stopped),
-            };
-            (from, after_execute(answer, facts))
-        }
+    provider_answers(answer, s.landed, world);
+    let facts = Facts {
+        resumed,
+        maybe_landed: s.retried || answer == Answer::Ambiguous,
+        sent,
     };
-    // An accepted initiation goes straight on to execute in the engine; the
-    // simulation picks it up on the next step instead (same decisions).
-    apply(from, d, world)
+    let d = after_execute(answer, facts);
+    p.state = apply(p, d, answer, sent, world);
+    if resend_later(&d, facts, policy) {
+        assert!(!o.hold, "a re-send under hold");
+        assert!(
+            !p.mismatch_code,
+            "a re-send after an answer about another request"
+        );
+        // The run's one re-send, after the main pass, under the same id.
+        let a = match s.resend_answer {
+            Answer::Refused { .. } if world.paid => Answer::Accepted,
+            a => a,
+        };
+        send_execute(p, o, world);
+        provider_answers(a, s.landed, world);
+        if let Resent::Settled(to) = settle_by_resend(Unknown, a) {
+            assert!(allowed(Unknown, to), "unknown -> {to}");
+            settled(to, world);
+            p.state = to;
+        }
+    }
 }
 
-fn apply(from: State, d: Decision, world: &World) -> State {
+/// An execute request leaves for the provider.
+fn send_execute(p: &Payout, o: Opts, world: &mut World) {
+    // Under hold, an execute that may have been carried out is never
+    // followed by another: a provider that pays twice would pay twice.
+    assert!(
+        !(o.hold && world.maybe_landed),
+        "hold sent an execute again after {world:?}"
+    );
+    assert!(
+        !world.init_mismatch,
+        "executing after an echo mismatch on the initiation"
+    );
+    assert!(
+        matches!(p.state, Executing | Unknown),
+        "an execute sent for a {} payout",
+        p.state
+    );
+    world.executes += 1;
+}
+
+/// What the provider did with an execute it answered with `answer`.
+fn provider_answers(answer: Answer, landed: bool, world: &mut World) {
+    match answer {
+        Answer::Accepted => world.paid = true,
+        // The answer's request may have been carried out.
+        Answer::Ambiguous | Answer::Mismatch => world.paid |= landed,
+        Answer::NotFinal => world.processing = true,
+        // The provider's record: this transaction failed.
+        Answer::Refused {
+            transaction_failed: true,
+            ..
+        } if !world.paid => world.processing = false,
+        _ => {}
+    }
+    world.maybe_landed |= matches!(
+        answer,
+        Answer::Accepted | Answer::Ambiguous | Answer::Mismatch | Answer::NotFinal
+    );
+}
+
+/// A settled state the provider's word put the payout in.
+fn settled(to: State, world: &World) {
+    if to == ExecuteFailed {
+        assert!(!world.owes(), "failed, yet {world:?}");
+    }
+}
+
+/// An initiation of a payout in `initiating`: moves no money. Returns
+/// whether the engine goes on to execute it now.
+fn initiate(p: &mut Payout, resumed: bool, s: Step, policy: Policy, world: &mut World) -> bool {
+    assert_eq!(p.state, Initiating);
+    if matches!(s.crash, Crash::BeforeSend | Crash::AfterSend) {
+        return false;
+    }
+    let sent = u32::from(s.retried || s.answer != Answer::Stopped);
+    let facts = Facts {
+        resumed,
+        maybe_landed: s.retried || s.answer == Answer::Ambiguous,
+        sent,
+    };
+    let policy = Policy {
+        attempts_spent: p.attempts.saturating_add(sent) >= MAX_ATTEMPTS,
+        ..policy
+    };
+    let d = after_initiate(s.answer, facts, policy);
+    if d.to.is_some() && s.answer == Answer::Mismatch {
+        world.init_mismatch = true;
+    }
+    p.state = apply(p, d, s.answer, sent, world);
+    assert!(
+        !d.then_execute || p.state == Initiated,
+        "executing from {p:?}"
+    );
+    if d.then_execute {
+        assert!(!policy.initiate_only && !policy.currency_halted);
+    }
+    d.then_execute
+}
+
+/// Commits a decision, checking it against the table and the world.
+fn apply(p: &mut Payout, d: Decision, answer: Answer, sent: u32, world: &World) -> State {
+    let from = p.state;
     assert_eq!(d.from, from);
+    assert!(
+        !from.is_final() || from == Unknown,
+        "the engine left {from}"
+    );
     let Some(to) = d.to else { return from };
     assert!(allowed(from, to), "{from} -> {to}");
-    if world.paid {
+    if d.attempts {
+        p.attempts = p.attempts.saturating_add(sent);
+    }
+    if d.note != Note::Keep {
+        p.mismatch_code = d.note == Note::Answer && answer == Answer::Mismatch;
+    }
+    if d.note == Note::Held {
+        p.mismatch_code = false;
+    }
+    if world.owes() {
         assert!(
             !invites_paying_again(to),
             "paid, yet {from} -> {to} ({d:?})"
         );
     }
-    if from.may_have_paid() && invites_paying_again(to) {
-        // Only allowed when no execute may have been carried out.
-        assert!(!world.paid, "{from} -> {to}");
+    if (from, to) == (Executing, Initiated) {
+        // Back to "send the execute": only if none may have landed.
+        assert!(!world.maybe_landed, "{from} -> {to} after {world:?}");
+    }
+    if to == SetAside {
+        assert!(p.attempts >= MAX_ATTEMPTS, "{p:?}");
+    }
+    if to == ExecuteFailed {
+        settled(to, world);
     }
     to
 }
 
+/// The next run looks at it: final, or picked up (pending payouts are
+/// claimed; the others resume), or processing (the provider finishes it,
+/// `payrun reconcile` lists it). Nothing open is left unlisted.
+fn listed(state: State) -> bool {
+    state.is_final()
+        || state == Pending
+        || resume_phase(state, false).is_some()
+        || crate::machine::NEEDS_OPERATOR.contains(&state)
+}
+
+/// What must hold after every process's go.
+fn check(p: &Payout, world: &World) -> Result<(), TestCaseError> {
+    prop_assert!(listed(p.state), "{p:?} is open and listed nowhere");
+    if world.owes() {
+        prop_assert!(p.state.may_have_paid(), "paid but {p:?} {world:?}");
+    }
+    if surely_unexecuted(p.state) {
+        prop_assert!(!world.maybe_landed, "{p:?} after {world:?}");
+    }
+    if world.init_mismatch {
+        // Parked for an operator, and `reconcile --resend` refuses it by
+        // the code it recorded.
+        prop_assert_eq!(p.state, Unknown);
+        let code = if p.mismatch_code {
+            ECHO_MISMATCH
+        } else {
+            "AMBIGUOUS"
+        };
+        prop_assert!(may_resend(p.state, code).is_err(), "{:?}", p);
+    }
+    Ok(())
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig::with_cases(3000))]
     #[test]
-    fn random_answers_and_crashes_never_pay_twice(steps in prop::collection::vec(step(), 1..40)) {
+    fn random_answers_and_crashes_never_pay_twice(
+        steps in prop::collection::vec(step(), 1..40),
+        hold in any::<bool>(),
+    ) {
+        let o = Opts { hold };
         let mut world = World::default();
-        let mut state = Pending;
+        let mut p = Payout { state: Pending, attempts: 0, mismatch_code: false };
         for s in steps {
-            if state == Pending {
-                // A claim.
-                assert!(allowed(Pending, Initiating));
-                state = Initiating;
-            }
-            state = simulate(state, s, &mut world);
-            if state.is_final() {
+            p = simulate(p, s, o, &mut world);
+            check(&p, &world)?;
+            if p.state.is_final() {
                 break;
             }
         }
-        // Ends final, or open: open payouts are listed by `status` and
-        // picked up by the next run.
-        prop_assert!(state.is_final() || state.is_open(), "{state}");
-        if state == Executed {
+        // Then calm runs: every payout ends final within a few runs, and is
+        // executed only if it was paid.
+        for _ in 0..4 {
+            if p.state.is_final() {
+                break;
+            }
+            if p.state == Processing {
+                // The provider finishes it; a status call, a statement or
+                // an operator settles it. No run re-sends it.
+                world.paid |= world.processing;
+                world.processing = false;
+                let verdict = if world.paid { Verdict::Executed } else { Verdict::Failed };
+                let (to, _) = settle_by_operator(Processing, verdict)
+                    .expect("processing is settleable");
+                prop_assert!(allowed(Processing, to));
+                p.state = to;
+            } else {
+                p = simulate(p, CALM, o, &mut world);
+            }
+            check(&p, &world)?;
+        }
+        prop_assert!(p.state.is_final(), "{p:?} never settles");
+        if p.state == Executed {
             prop_assert!(world.paid);
         }
-        if world.paid {
-            prop_assert!(state.may_have_paid(), "paid but {state}");
+        if world.owes() {
+            prop_assert!(p.state.may_have_paid(), "paid but {:?}", p.state);
         }
-
     }
 }
 
