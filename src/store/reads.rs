@@ -145,13 +145,11 @@ impl Store {
         run_id: i64,
         mut f: impl FnMut(&ReportRow) -> Result<()>,
     ) -> Result<()> {
-        // Rejected rows and rows skipped as already paid by an earlier run
-        // (docs/rerun.md): few, so SQLite may sort them.
+        // Rows skipped as already paid by an earlier run (docs/rerun.md):
+        // few, so SQLite may sort them. (A file with a rejected row is never
+        // imported, so the legacy `rejected_rows` table stays empty.)
         let mut rejected_stmt = self.conn.prepare(
-            "SELECT row, 0, reasons, '', '', '', '', '', '', '', 0, 0, '', ''
-               FROM rejected_rows WHERE run_id = ?1
-             UNION ALL
-             SELECT s.row, 1, '', p.transaction_id, p.account_id, p.b_first, p.b_last, p.amount,
+            "SELECT s.row, 1, '', p.transaction_id, p.account_id, p.b_first, p.b_last, p.amount,
                     p.currency, p.state, p.run_id, p.row, r.file_path, r.created_at
                FROM skipped_rows s JOIN payouts p ON p.id = s.payout_id
                JOIN runs r ON r.id = p.run_id
@@ -164,22 +162,6 @@ impl Store {
                 return Ok(None);
             };
             let row = r.get::<_, i64>(0)? as u64;
-            if r.get::<_, i64>(1)? == 0 {
-                return Ok(Some(ReportRow {
-                    row,
-                    transaction_id: String::new(),
-                    account_id: String::new(),
-                    beneficiary: String::new(),
-                    amount: String::new(),
-                    currency: String::new(),
-                    state: State::Rejected.as_str().to_string(),
-                    provider_code: "VALIDATION".to_string(),
-                    provider_message: r.get(2)?,
-                    attempts: 0,
-                    initiated_at: String::new(),
-                    executed_at: String::new(),
-                }));
-            }
             let earlier: State = r.get(9)?;
             let (run, prow, file, at): (i64, i64, String, String) =
                 (r.get(10)?, r.get(11)?, r.get(12)?, r.get(13)?);
