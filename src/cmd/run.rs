@@ -304,7 +304,7 @@ fn show_event(e: &Event, say: Say) {
             "resuming run {run_id} of {file_path} (started {created_at})"
         )),
         Event::Skipped { rows } => say.info(&format!(
-            "{rows} row(s) were already paid (or are held) by earlier runs and are not \
+            "{rows} row(s) were already paid, are in flight, or were ended by earlier runs and are not \
              sent again; the report names the run and row of each"
         )),
     }

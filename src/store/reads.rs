@@ -165,10 +165,13 @@ impl Store {
             let earlier: State = r.get(9)?;
             let (run, prow, file, at): (i64, i64, String, String) =
                 (r.get(10)?, r.get(11)?, r.get(12)?, r.get(13)?);
-            let what = if earlier.is_open() {
-                "is still open in"
-            } else {
-                "was paid by"
+            let what = match earlier {
+                State::Executed => "was paid by",
+                State::Unknown | State::Processing => "may have been paid by",
+                State::Cancelled => "was cancelled in",
+                State::SetAside => "was set aside in",
+                s if s.is_open() => "is still open in",
+                _ => "is held by",
             };
             Ok(Some(ReportRow {
                 row,
