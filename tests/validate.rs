@@ -1148,4 +1148,86 @@ mod workbooks {
         );
         assert!(!stderr(&o).contains("panicked"));
     }
+
+    /// A workbook with three payroll rows, the middle one (spreadsheet row 3)
+    /// hidden in the spreadsheet program.
+    fn hidden_row_xlsx(dir: &Path) -> PathBuf {
+        let mut book = Workbook::new();
+        let sheet = book.add_worksheet();
+        for (c, h) in [
+            "account_id",
+            "amount",
+            "currency",
+            "beneficiary_firstname",
+            "beneficiary_lastname",
+        ]
+        .iter()
+        .enumerate()
+        {
+            sheet.write_string(0, c as u16, *h).unwrap();
+        }
+        for (r, (account, amount)) in [("A-1", 1000.0), ("A-2", 70000.0), ("A-3", 2000.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let r = r as u32 + 1;
+            sheet.write_string(r, 0, account).unwrap();
+            sheet.write_number(r, 1, amount).unwrap();
+            sheet.write_string(r, 2, "XOF").unwrap();
+            sheet.write_string(r, 3, "Awa").unwrap();
+            sheet.write_string(r, 4, "Koné").unwrap();
+        }
+        sheet.set_row_hidden(2).unwrap();
+        let path = dir.join("hidden.xlsx");
+        book.save(&path).unwrap();
+        path
+    }
+
+    #[test]
+    fn hidden_rows_are_refused_or_skipped_with_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = hidden_row_xlsx(dir.path());
+        write(
+            dir.path(),
+            "payrun.toml",
+            "default_payout_method_id = \"momo\"\n",
+        );
+        let file = book.to_str().unwrap();
+        // The whole file is refused: exit 1, "could not be validated".
+        let o = validate(dir.path(), &[file]);
+        assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("1 row is hidden or filtered out in the spreadsheet")
+                && err.contains("row 3;")
+                && err.contains("unhide them, delete them, or pass --skip-hidden-rows"),
+            "{err}"
+        );
+
+        let o = validate(
+            dir.path(),
+            &[file, "--skip-hidden-rows", "--format", "json"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let v = json(&o);
+        assert_eq!(
+            (
+                v["rows"].as_u64(),
+                v["valid"].as_u64(),
+                v["skipped"].as_u64(),
+                v["skipped_hidden"].as_u64()
+            ),
+            (Some(3), Some(2), Some(1), Some(1))
+        );
+        assert_eq!(v["skipped_rows"], serde_json::json!([3]));
+        // The hidden 70000 is not in the total.
+        assert_eq!(v["currencies"]["XOF"]["total"], "3000");
+        let out = stdout(&validate(dir.path(), &[file, "--skip-hidden-rows"]));
+        assert!(
+            out.contains(
+                "Skipped by --skip-hidden-rows (hidden or filtered rows), not paid: 1 row (row 3)"
+            ),
+            "{out}"
+        );
+    }
 }
