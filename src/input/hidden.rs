@@ -77,11 +77,12 @@ fn xlsx_part<R: Read + std::io::Seek>(
     let mut reader = quick_xml::Reader::from_str(&book);
     loop {
         match reader.read_event()? {
-            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == "sheet" => {
-                if attr(&e, "name").as_deref() == Some(sheet) {
-                    id = attr(&e, "r:id");
-                    break;
-                }
+            Event::Start(e) | Event::Empty(e)
+                if e.local_name().as_ref() == "sheet"
+                    && attr(&e, "name").as_deref() == Some(sheet) =>
+            {
+                id = attr(&e, "r:id");
+                break;
             }
             Event::Eof => break,
             _ => {}
