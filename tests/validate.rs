@@ -1183,6 +1183,82 @@ mod workbooks {
         path
     }
 
+    /// An .ods (written as its zip parts) whose header is followed by two
+    /// repeated blank rows, then three payroll rows, the middle one
+    /// (spreadsheet row 5) filtered out.
+    fn filtered_row_ods(dir: &Path) -> PathBuf {
+        use std::io::Write;
+        let row = |cells: &[&str], attrs: &str| {
+            let cells: String = cells
+                .iter()
+                .map(|c| {
+                    format!(
+                        r#"<table:table-cell office:value-type="string"><text:p>{c}</text:p></table:table-cell>"#
+                    )
+                })
+                .collect();
+            format!("<table:table-row{attrs}>{cells}</table:table-row>")
+        };
+        let header = [
+            "account_id",
+            "amount",
+            "currency",
+            "beneficiary_firstname",
+            "beneficiary_lastname",
+        ];
+        let rows = [
+            row(&header, ""),
+            r#"<table:table-row table:number-rows-repeated="2"><table:table-cell/></table:table-row>"#.to_string(),
+            row(&["A-1", "1000", "XOF", "Awa", "Kone"], ""),
+            row(&["A-2", "70000", "XOF", "Awa", "Kone"], r#" table:visibility="filter""#),
+            row(&["A-3", "2000", "XOF", "Awa", "Kone"], ""),
+        ]
+        .concat();
+        let content = format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"><office:body><office:spreadsheet><table:table table:name="Paie">{rows}</table:table></office:spreadsheet></office:body></office:document-content>"#
+        );
+        let path = dir.join("filtered.ods");
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        let opts = zip::write::SimpleFileOptions::default();
+        zip.start_file("mimetype", opts).unwrap();
+        zip.write_all(b"application/vnd.oasis.opendocument.spreadsheet")
+            .unwrap();
+        zip.start_file("META-INF/manifest.xml", opts).unwrap();
+        zip.write_all(br#"<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/></manifest:manifest>"#)
+            .unwrap();
+        zip.start_file("content.xml", opts).unwrap();
+        zip.write_all(content.as_bytes()).unwrap();
+        zip.finish().unwrap();
+        path
+    }
+
+    #[test]
+    fn filtered_ods_rows_are_refused_or_skipped_with_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = filtered_row_ods(dir.path());
+        write(
+            dir.path(),
+            "payrun.toml",
+            "default_payout_method_id = \"momo\"\n",
+        );
+        let file = book.to_str().unwrap();
+        let o = validate(dir.path(), &[file]);
+        assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+        assert!(
+            stderr(&o).contains("so nobody sees it: row 5;"),
+            "{}",
+            stderr(&o)
+        );
+        let o = validate(
+            dir.path(),
+            &[file, "--skip-hidden-rows", "--format", "json"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let v = json(&o);
+        assert_eq!(v["skipped_rows"], serde_json::json!([5]));
+        assert_eq!(v["currencies"]["XOF"]["total"], "3000");
+    }
+
     #[test]
     fn hidden_rows_are_refused_or_skipped_with_the_flag() {
         let dir = tempfile::tempdir().unwrap();
