@@ -1148,4 +1148,162 @@ mod workbooks {
         );
         assert!(!stderr(&o).contains("panicked"));
     }
+
+    /// A workbook with three payroll rows, the middle one (spreadsheet row 3)
+    /// hidden in the spreadsheet program.
+    fn hidden_row_xlsx(dir: &Path) -> PathBuf {
+        let mut book = Workbook::new();
+        let sheet = book.add_worksheet();
+        for (c, h) in [
+            "account_id",
+            "amount",
+            "currency",
+            "beneficiary_firstname",
+            "beneficiary_lastname",
+        ]
+        .iter()
+        .enumerate()
+        {
+            sheet.write_string(0, c as u16, *h).unwrap();
+        }
+        for (r, (account, amount)) in [("A-1", 1000.0), ("A-2", 70000.0), ("A-3", 2000.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let r = r as u32 + 1;
+            sheet.write_string(r, 0, account).unwrap();
+            sheet.write_number(r, 1, amount).unwrap();
+            sheet.write_string(r, 2, "XOF").unwrap();
+            sheet.write_string(r, 3, "Awa").unwrap();
+            sheet.write_string(r, 4, "Koné").unwrap();
+        }
+        sheet.set_row_hidden(2).unwrap();
+        let path = dir.join("hidden.xlsx");
+        book.save(&path).unwrap();
+        path
+    }
+
+    /// An .ods (written as its zip parts) whose header is followed by two
+    /// repeated blank rows, then three payroll rows, the middle one
+    /// (spreadsheet row 5) filtered out.
+    fn filtered_row_ods(dir: &Path) -> PathBuf {
+        use std::io::Write;
+        let row = |cells: &[&str], attrs: &str| {
+            let cells: String = cells
+                .iter()
+                .map(|c| {
+                    format!(
+                        r#"<table:table-cell office:value-type="string"><text:p>{c}</text:p></table:table-cell>"#
+                    )
+                })
+                .collect();
+            format!("<table:table-row{attrs}>{cells}</table:table-row>")
+        };
+        let header = [
+            "account_id",
+            "amount",
+            "currency",
+            "beneficiary_firstname",
+            "beneficiary_lastname",
+        ];
+        let rows = [
+            row(&header, ""),
+            r#"<table:table-row table:number-rows-repeated="2"><table:table-cell/></table:table-row>"#.to_string(),
+            row(&["A-1", "1000", "XOF", "Awa", "Kone"], ""),
+            row(&["A-2", "70000", "XOF", "Awa", "Kone"], r#" table:visibility="filter""#),
+            row(&["A-3", "2000", "XOF", "Awa", "Kone"], ""),
+        ]
+        .concat();
+        let content = format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"><office:body><office:spreadsheet><table:table table:name="Paie">{rows}</table:table></office:spreadsheet></office:body></office:document-content>"#
+        );
+        let path = dir.join("filtered.ods");
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        let opts = zip::write::SimpleFileOptions::default();
+        zip.start_file("mimetype", opts).unwrap();
+        zip.write_all(b"application/vnd.oasis.opendocument.spreadsheet")
+            .unwrap();
+        zip.start_file("META-INF/manifest.xml", opts).unwrap();
+        zip.write_all(br#"<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/></manifest:manifest>"#)
+            .unwrap();
+        zip.start_file("content.xml", opts).unwrap();
+        zip.write_all(content.as_bytes()).unwrap();
+        zip.finish().unwrap();
+        path
+    }
+
+    #[test]
+    fn filtered_ods_rows_are_refused_or_skipped_with_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = filtered_row_ods(dir.path());
+        write(
+            dir.path(),
+            "payrun.toml",
+            "default_payout_method_id = \"momo\"\n",
+        );
+        let file = book.to_str().unwrap();
+        let o = validate(dir.path(), &[file]);
+        assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+        assert!(
+            stderr(&o).contains("so nobody sees it: row 5;"),
+            "{}",
+            stderr(&o)
+        );
+        let o = validate(
+            dir.path(),
+            &[file, "--skip-hidden-rows", "--format", "json"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let v = json(&o);
+        assert_eq!(v["skipped_rows"], serde_json::json!([5]));
+        assert_eq!(v["currencies"]["XOF"]["total"], "3000");
+    }
+
+    #[test]
+    fn hidden_rows_are_refused_or_skipped_with_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = hidden_row_xlsx(dir.path());
+        write(
+            dir.path(),
+            "payrun.toml",
+            "default_payout_method_id = \"momo\"\n",
+        );
+        let file = book.to_str().unwrap();
+        // The whole file is refused: exit 1, "could not be validated".
+        let o = validate(dir.path(), &[file]);
+        assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("1 row is hidden or filtered out in the spreadsheet")
+                && err.contains("row 3;")
+                && err.contains("unhide them, delete them, or pass --skip-hidden-rows"),
+            "{err}"
+        );
+
+        let o = validate(
+            dir.path(),
+            &[file, "--skip-hidden-rows", "--format", "json"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let v = json(&o);
+        assert_eq!(
+            (
+                v["rows"].as_u64(),
+                v["valid"].as_u64(),
+                v["skipped"].as_u64(),
+                v["skipped_hidden"].as_u64()
+            ),
+            (Some(3), Some(2), Some(1), Some(1))
+        );
+        assert_eq!(v["skipped_rows"], serde_json::json!([3]));
+        // The hidden 70000 is not in the total.
+        assert_eq!(v["currencies"]["XOF"]["total"], "3000");
+        let out = stdout(&validate(dir.path(), &[file, "--skip-hidden-rows"]));
+        assert!(
+            out.contains(
+                "Skipped by --skip-hidden-rows (hidden or filtered rows), not paid: 1 row (row 3)"
+            ),
+            "{out}"
+        );
+    }
 }

@@ -114,6 +114,10 @@ pub struct RunArgs {
     /// Worksheet to read, for workbook input.
     #[arg(long)]
     pub sheet: Option<String>,
+    /// Leave out rows hidden or filtered out in the workbook (listed as
+    /// skipped) instead of refusing the file.
+    #[arg(long)]
+    pub skip_hidden_rows: bool,
     /// No progress output.
     #[arg(long)]
     pub quiet: bool,
@@ -160,6 +164,7 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
         label: args.label.clone(),
         new_run: args.new_run,
         sheet: args.sheet.clone(),
+        skip_hidden_rows: args.skip_hidden_rows,
         import_only: args.import_only,
         expect_total: args.expect_total.clone(),
         engine: EngineOptions {

@@ -33,6 +33,10 @@ pub struct ValidateArgs {
     /// Worksheet to read in a workbook (default: the first).
     #[arg(long, value_name = "NAME")]
     pub sheet: Option<String>,
+    /// Leave out rows hidden or filtered out in the workbook (listed as
+    /// skipped) instead of refusing the file.
+    #[arg(long)]
+    pub skip_hidden_rows: bool,
 }
 
 /// Rejected rows whose errors are printed; the rest are counted. A file
@@ -63,6 +67,7 @@ pub fn command(args: ValidateArgs) -> Result<Exit> {
     let opts = ScanOptions {
         sheet: args.sheet.clone(),
         rejected_path: args.rejected.clone(),
+        skip_hidden_rows: args.skip_hidden_rows,
     };
     let mut shown: Vec<FieldError> = Vec::new();
     let mut shown_rows = 0usize;
@@ -141,7 +146,12 @@ fn write_text(
     if summary.skipped > 0 {
         writeln!(
             out,
-            "Skipped by the config's [skip] rule, not paid: {} row{} ({}{})",
+            "Skipped by {}, not paid: {} row{} ({}{})",
+            match (summary.skipped_hidden, summary.skipped) {
+                (0, _) => "the config's [skip] rule",
+                (h, s) if h == s => "--skip-hidden-rows (hidden or filtered rows)",
+                _ => "the config's [skip] rule and --skip-hidden-rows (hidden or filtered rows)",
+            },
             summary.skipped,
             if summary.skipped == 1 { "" } else { "s" },
             rows_list(summary.skipped_rows.iter().copied()),

@@ -213,6 +213,7 @@ pub fn import(
     let opts = ScanOptions {
         sheet: settings.sheet.clone(),
         rejected_path: Some(rejected_path.to_path_buf()),
+        skip_hidden_rows: settings.skip_hidden_rows,
     };
     let guard = if settings.allow_repeats {
         None

@@ -78,6 +78,8 @@ pub struct Settings {
     pub label: String,
     pub new_run: bool,
     pub sheet: Option<String>,
+    /// `--skip-hidden-rows`: leave out a workbook's hidden rows.
+    pub skip_hidden_rows: bool,
     /// The batch/period reference (`--period`, `period`, default: the
     /// current month); part of every derived transaction id.
     pub period: String,

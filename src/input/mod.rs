@@ -7,6 +7,7 @@
 
 mod budget;
 mod delimited;
+mod hidden;
 mod text;
 mod workbook;
 
@@ -54,6 +55,13 @@ pub trait RowSource {
     /// The worksheets of a workbook (empty for CSV), to list when the
     /// chosen sheet has no payroll headers.
     fn sheets(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Data rows of a workbook hidden or filtered out in the spreadsheet
+    /// program (spreadsheet numbers, ascending), which the author does not
+    /// see; they are still yielded by [`RowSource::next_row`], for the
+    /// caller to refuse or skip. Always empty for CSV.
+    fn hidden_rows(&self) -> Vec<u64> {
         Vec::new()
     }
 }

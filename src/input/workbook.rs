@@ -44,6 +44,8 @@ pub struct WorkbookSource {
     /// Index within the range of the next row to read.
     next: usize,
     header: RawRow,
+    /// Data rows (spreadsheet numbers) hidden or filtered out, not blank.
+    hidden: Vec<u64>,
 }
 
 impl WorkbookSource {
@@ -129,6 +131,7 @@ impl WorkbookSource {
             range,
             next: 0,
             header: RawRow::default(),
+            hidden: Vec::new(),
         };
         let mut header = RawRow::default();
         if !src.next_row(&mut header)? {
@@ -136,8 +139,28 @@ impl WorkbookSource {
                 "worksheet {sheet_name:?} of {name} is empty: expected a header row naming the columns, then one row per payout"
             );
         }
+        let first = u64::from(src.first_row) + 1;
+        src.hidden = super::hidden::hidden_rows(path, &ext, &sheet_name)
+            .with_context(|| format!("cannot read which rows of {name} are hidden"))?
+            .into_iter()
+            .filter(|&r| r > header.row && !src.blank(r - first))
+            .collect();
         src.header = header;
         Ok(src)
+    }
+}
+
+impl WorkbookSource {
+    /// Whether row `i` of the range has no text (past the range: yes).
+    fn blank(&self, i: u64) -> bool {
+        let Ok(i) = usize::try_from(i) else {
+            return true;
+        };
+        (0..self.range.width()).all(|col| {
+            self.range
+                .get((i, col))
+                .is_none_or(|c| cell_text(c).trim().is_empty())
+        })
     }
 }
 
@@ -160,6 +183,10 @@ impl RowSource for WorkbookSource {
 
     fn sheets(&self) -> Vec<String> {
         self.sheets.clone()
+    }
+
+    fn hidden_rows(&self) -> Vec<u64> {
+        self.hidden.clone()
     }
 
     fn next_row(&mut self, out: &mut RawRow) -> Result<bool> {

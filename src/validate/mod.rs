@@ -39,7 +39,13 @@ pub struct ScanOptions {
     pub sheet: Option<String>,
     /// Where to write the rejected rows with their reasons.
     pub rejected_path: Option<PathBuf>,
+    /// Leave out (as skipped) the rows of a workbook hidden or filtered out
+    /// in the spreadsheet program, instead of refusing the file.
+    pub skip_hidden_rows: bool,
 }
+
+/// Hidden rows named in the refusal; the rest are counted.
+const MAX_HIDDEN_NAMED: usize = 20;
 
 /// One field error. Display gives the whole sentence: row, column, value,
 /// what is wrong and how to fix it. A row-level error (a misaligned row) has
@@ -109,6 +115,9 @@ pub struct Summary {
     pub skipped: u64,
     /// The first [`MAX_LISTED`] skipped rows.
     pub skipped_rows: Vec<u64>,
+    /// Of `skipped`, the rows hidden or filtered out in the workbook, left
+    /// out by `--skip-hidden-rows`.
+    pub skipped_hidden: u64,
     /// Per currency, over the valid rows only.
     pub currencies: BTreeMap<String, CurrencyTotal>,
     /// Headers of the file payrun does not read, in file order.
@@ -147,6 +156,28 @@ pub fn scan(
     mut on_row: impl FnMut(RowOutcome<'_>) -> Result<()>,
 ) -> Result<Summary> {
     let mut source = input::open(path, opts.sheet.as_deref(), cfg.encoding.as_deref())?;
+    let hidden = source.hidden_rows();
+    if !hidden.is_empty() && !opts.skip_hidden_rows {
+        let named: Vec<String> = hidden
+            .iter()
+            .take(MAX_HIDDEN_NAMED)
+            .map(u64::to_string)
+            .collect();
+        let more = if hidden.len() > MAX_HIDDEN_NAMED {
+            format!(" and {} more", hidden.len() - MAX_HIDDEN_NAMED)
+        } else {
+            String::new()
+        };
+        anyhow::bail!(
+            "{}: {} row{} hidden or filtered out in the spreadsheet, so nobody sees {}: row{} {}{more}; unhide them, delete them, or pass --skip-hidden-rows to leave them out",
+            path.display(),
+            hidden.len(),
+            if hidden.len() == 1 { " is" } else { "s are" },
+            if hidden.len() == 1 { "it" } else { "them" },
+            if hidden.len() == 1 { "" } else { "s" },
+            named.join(", "),
+        );
+    }
     let header = source.header();
     let mut optional = Vec::new();
     if cfg
@@ -190,6 +221,13 @@ pub fn scan(
         notices: source.notices(),
         ..Summary::default()
     };
+    if !hidden.is_empty() {
+        summary.notices.push(format!(
+            "{} row{} hidden or filtered out in the spreadsheet left out (--skip-hidden-rows), listed with the skipped rows",
+            hidden.len(),
+            if hidden.len() == 1 { "" } else { "s" }
+        ));
+    }
     let mut payees_capped = false;
     let mut raw = RawRow::default();
     while source
@@ -197,13 +235,16 @@ pub fn scan(
         .with_context(|| format!("cannot validate {}", path.display()))?
     {
         summary.rows += 1;
-        if let Some((i, values)) = &skip
-            && raw
-                .fields
-                .get(*i)
-                .is_some_and(|v| values.contains(&columns::normalize(v)))
+        let hidden_row = hidden.binary_search(&raw.row).is_ok();
+        if hidden_row
+            || skip.as_ref().is_some_and(|(i, values)| {
+                raw.fields
+                    .get(*i)
+                    .is_some_and(|v| values.contains(&columns::normalize(v)))
+            })
         {
             summary.skipped += 1;
+            summary.skipped_hidden += u64::from(hidden_row);
             if summary.skipped_rows.len() < MAX_LISTED {
                 summary.skipped_rows.push(raw.row);
             }
