@@ -195,7 +195,7 @@ fn crash_test(config: SandboxConfig, policy: Policy, seed: u64) {
     match policy {
         // `resend` re-sends an ambiguous execute once per run; what is
         // still unknown after that is settled as an operator would.
-        Policy::Resend if code == 3 => settle_by_reconcile(&w, &sb),
+        Policy::Resend if code == 3 => w.settle_by_resend(&sb.base_url()),
         Policy::Resend => assert_eq!(code, 0, "seed {seed}"),
         Policy::Hold => assert!(code == 0 || code == 3, "seed {seed}: exit {code}"),
     }
@@ -505,36 +505,4 @@ fn full_disk_during_a_commit_is_a_clear_error_and_loses_nothing() {
     let ledger = sb.ledger();
     assert_eq!(ledger.transactions.len(), rows);
     assert!(ledger.transactions.iter().all(|t| t.debits == 1));
-}
-
-/// Re-sends the executes left unknown until none is (the sandbox here is
-/// idempotent), then rewrites the report, as an operator would.
-fn settle_by_reconcile(w: &Work, sb: &Sandbox) {
-    for _ in 0..20 {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
-            .env("PAYRUN_API_KEY", KEY)
-            .env("XDG_DATA_HOME", w.path("data"))
-            .args([
-                "reconcile",
-                "--resend",
-                "--base-url",
-                &sb.base_url(),
-                "--db",
-            ])
-            .arg(w.db())
-            .output()
-            .unwrap();
-        if code(&out) == 0 {
-            break;
-        }
-    }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
-        .env("XDG_DATA_HOME", w.path("data"))
-        .args(["report", "--db"])
-        .arg(w.db())
-        .arg("--out")
-        .arg(w.report())
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", text(&out));
 }

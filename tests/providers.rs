@@ -324,18 +324,7 @@ fn initiate_echo_mismatch_is_unknown_and_never_executed() {
     };
     no_execute(&sb.ledger());
     // `reconcile --resend` refuses them too.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
-        .env("PAYRUN_API_KEY", KEY)
-        .args([
-            "reconcile",
-            "--resend",
-            "--base-url",
-            &sb.base_url(),
-            "--db",
-        ])
-        .arg(w.db())
-        .output()
-        .unwrap();
+    let out = w.reconcile_resend(&sb.base_url());
     assert_eq!(code(&out), 3, "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("not re-sent"),

@@ -89,31 +89,7 @@ fn faults_5xx_429_and_ambiguous_still_pay_everyone_exactly_once() {
         ],
     );
     assert!(matches!(code(&out), 0 | 3), "{}", text(&out));
-    for _ in 0..10 {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
-            .env("PAYRUN_API_KEY", KEY)
-            .args([
-                "reconcile",
-                "--resend",
-                "--base-url",
-                &sb.base_url(),
-                "--db",
-            ])
-            .arg(w.db())
-            .output()
-            .unwrap();
-        if code(&out) == 0 {
-            break;
-        }
-    }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
-        .args(["report", "--db"])
-        .arg(w.db())
-        .arg("--out")
-        .arg(w.report())
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", text(&out));
+    w.settle_by_resend(&sb.base_url());
     let ledger = sb.ledger();
     check_books(
         &payroll_rows(&file),

@@ -102,6 +102,36 @@ impl Work {
     pub fn run(&self, file: &Path, base_url: &str, extra: &[&str]) -> Output {
         self.run_cmd(file, base_url, extra).output().unwrap()
     }
+    /// `payrun reconcile --resend` on the test database against `base_url`.
+    pub fn reconcile_resend(&self, base_url: &str) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_payrun"))
+            .current_dir(self.dir.path())
+            .env("PAYRUN_API_KEY", KEY)
+            .env("XDG_DATA_HOME", self.path("data"))
+            .args(["reconcile", "--resend", "--base-url", base_url, "--db"])
+            .arg(self.db())
+            .output()
+            .unwrap()
+    }
+    /// Re-sends the executes left unknown until none is (the sandbox here
+    /// is idempotent), then rewrites the report, as an operator would.
+    pub fn settle_by_resend(&self, base_url: &str) {
+        for _ in 0..20 {
+            if code(&self.reconcile_resend(base_url)) == 0 {
+                break;
+            }
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_payrun"))
+            .current_dir(self.dir.path())
+            .env("XDG_DATA_HOME", self.path("data"))
+            .args(["report", "--db"])
+            .arg(self.db())
+            .arg("--out")
+            .arg(self.report())
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", text(&out));
+    }
     pub fn report_rows(&self) -> Vec<csv::StringRecord> {
         read_csv(&self.report())
     }
