@@ -18,70 +18,39 @@
 //!   the OS drops the lock of a killed process, so a stale lock never needs
 //!   manual cleanup.
 //!
-//! The boundary a second backend (PostgreSQL) would implement: the types in
-//! [`types`] and the errors [`ImportError`] and [`WriteError`] carry no
-//! SQLite; everything that does (`rusqlite`, pragmas, the file header, the
-//! rowid-range trick) lives in the submodules below and never leaks out of
-//! `Store`, `Import`, `Writer` and `RunLock`.
+//! Two backends serve one interface: [`Store`] (and [`Import`]) is a
+//! facade that dispatches every operation to [`sqlite`] (the embedded
+//! default, a file) or [`pg`] (PostgreSQL, shared by several workers). The
+//! types in [`types`] and the errors in [`errors`] carry neither; nothing
+//! outside this folder knows which backend it talks to, except where a
+//! command must (the file lock, the workers of a shared run).
 //!
 //! One concern per file:
-//! - [`schema`]: the tables and their append-only migrations;
-//! - [`open`]: opening a file, refusing foreign or newer ones, the pragmas;
-//! - [`import`]: a new run and its payouts, all or nothing;
-//! - [`apply`]: the claim and the transitions, checked against the state
-//!   machine and the state the payout is in;
-//! - [`writer`]: the thread that group-commits them;
-//! - [`history`]: earlier payouts by id and by beneficiary (re-runs and
-//!   the repeat guard), skipped rows, failed rows;
-//! - [`reads`]: runs, counts, totals, report rows, unresolved, audit;
-//! - [`cancel`]: ending a run by an operator, re-pointing an unsent run;
-//! - [`resolve`]: an operator's decision on a payout, with its audit line;
-//! - [`booked`]: payouts as sent, for matching a provider's statement;
-//! - [`lock`]: one run at a time per database file;
-//! - [`outputs`]: where a run's report was written, to write it again;
-//! - [`sql`]: SQL fragments and row mappers shared by the others.
+//! - [`target`]: `--db` as a file path or a `postgres://` URL;
+//! - [`facade`]: the dispatch of every operation to the backend;
+//! - [`writer`]: the thread that group-commits claims and transitions;
+//! - [`lock`]: one run at a time per SQLite database file;
+//! - [`sqlite`], [`pg`]: the backends, one concern per file inside each.
 
-mod apply;
-mod booked;
-mod cancel;
-mod history;
-mod import;
+mod errors;
+mod facade;
 mod lock;
-mod open;
-mod outputs;
-mod reads;
-mod resolve;
-mod schema;
-mod sql;
+pub mod pg;
+pub mod sqlite;
+pub mod target;
 pub mod types;
 mod writer;
 
-pub use apply::WriteError;
-pub use cancel::{CancelOutcome, RELEASED_ID_MARK};
-pub use import::{DuplicateIds, Import, ImportError};
+pub use errors::{DuplicateIds, ImportError, WriteError};
+pub use facade::{Import, Store};
 pub use lock::RunLock;
-pub use outputs::ReportTarget;
-pub use reads::SKIPPED;
-pub use schema::APPLICATION_ID;
+pub use sqlite::APPLICATION_ID;
+pub use target::Db;
 pub use types::{
-    Booked, Earlier, NewRun, ReportRow, RunInfo, Tally, Totals, Transition, Unresolved, Work,
+    Booked, CancelOutcome, Earlier, NewRun, RELEASED_ID_MARK, ReportRow, ReportTarget, RunInfo,
+    SKIPPED, Tally, Totals, Transition, Unresolved, Work,
 };
 pub use writer::{Writer, WriterThread};
-
-use rusqlite::Connection;
-use std::path::PathBuf;
-
-/// The owner of the database connection.
-pub struct Store {
-    conn: Connection,
-    path: PathBuf,
-}
-
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish()
-    }
-}
 
 /// Builders shared by the tests of the submodules.
 #[cfg(test)]
@@ -108,6 +77,35 @@ pub(crate) mod test_support {
             beneficiary_email: None,
             sender: SenderOverride::default(),
         }
+    }
+
+    /// The PostgreSQL server the tests may use (`PAYRUN_TEST_POSTGRES`,
+    /// e.g. `postgres://postgres@127.0.0.1:5432/test`), with a fresh empty
+    /// schema of its own so tests running at once never see each other's
+    /// rows; `None` (the test then runs on SQLite only) when the variable
+    /// is not set.
+    pub fn pg_target() -> Option<crate::store::Db> {
+        let base = std::env::var("PAYRUN_TEST_POSTGRES").ok()?;
+        let schema = format!("t_{:016x}", rand::random::<u64>());
+        let mut client = postgres::Client::connect(&base, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("PAYRUN_TEST_POSTGRES={base} is unreachable: {e}"));
+        client
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .unwrap();
+        let sep = if base.contains('?') { '&' } else { '?' };
+        Some(crate::store::Db::parse(&format!(
+            "{base}{sep}options=-csearch_path%3D{schema}"
+        )))
+    }
+
+    /// One store per backend under test: SQLite in `dir`, and PostgreSQL
+    /// when `PAYRUN_TEST_POSTGRES` is set.
+    pub fn stores(dir: &std::path::Path) -> Vec<super::Store> {
+        let mut out = vec![super::Store::open(&dir.join("p.db")).unwrap()];
+        if let Some(db) = pg_target() {
+            out.push(super::Store::connect(&db).unwrap());
+        }
+        out
     }
 
     pub fn new_run<'a>(identity: &'a str, sender: &'a Sender) -> NewRun<'a> {

@@ -6,6 +6,7 @@ use crate::machine::State;
 use crate::provider::wire::{InitiateRequest, Sender};
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// A run as recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,3 +160,33 @@ pub struct Booked {
     pub currency: String,
     pub state: State,
 }
+
+/// The suffix given to the transaction id of a cancelled payout that was
+/// never sent, freeing the id (unique across runs) for a new run while
+/// keeping the original readable in the report.
+pub const RELEASED_ID_MARK: &str = "~cancelled-";
+
+/// What `cancel_run` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CancelOutcome {
+    /// Cancelled from `pending`: never sent; their ids are free again.
+    pub never_sent: u64,
+    /// Cancelled from `initiated`: initiated, never executed; ids stay used.
+    pub initiated: u64,
+    /// Open payouts left as they are (a request may be at the provider).
+    pub left_open: BTreeMap<State, u64>,
+}
+
+/// A run's report as last written. `language` is the config's name for it
+/// (`en`, `fr`); `delimiter` one ASCII byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportTarget {
+    pub path: PathBuf,
+    pub delimiter: u8,
+    pub bom: bool,
+    pub language: String,
+}
+
+/// The report's `state` cell of a row an earlier run already paid (or
+/// holds): not a payout state, the row has no payout of its own.
+pub const SKIPPED: &str = "skipped";

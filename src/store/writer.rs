@@ -5,9 +5,7 @@
 //! durable, with a [`WriteError`] if it is not.
 
 use super::Store;
-use super::apply::WriteError;
-use super::apply::apply_in;
-use super::sql::sql_now;
+use super::errors::WriteError;
 use super::types::{Transition, Work};
 use anyhow::Result;
 use std::sync::mpsc;
@@ -97,7 +95,6 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
     let started = std::time::Instant::now();
     let mut busy = std::time::Duration::ZERO;
     let mut stopping = false;
-    let mut cursors = std::collections::HashMap::new();
     while !stopping {
         let Ok(first) = rx.recv() else { break };
         if matches!(first, Cmd::Stop) {
@@ -117,7 +114,7 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
         }
         groups += 1;
         commands += group.len() as u64;
-        let result = run_group(&mut store, &group, &mut cursors);
+        let result = store.commit_group(&ops(&group));
         busy += t0.elapsed();
         match result {
             Ok(mut claimed) => {
@@ -158,42 +155,25 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
     store
 }
 
-/// Runs a group of commands in one transaction; returns the claim results
-/// in command order.
-fn run_group(
-    store: &mut Store,
-    group: &[Cmd],
-    cursors: &mut std::collections::HashMap<i64, i64>,
-) -> Result<Vec<Vec<Work>>, WriteError> {
-    let tx = store.conn.transaction()?;
-    let now = sql_now(&tx)?;
-    let mut claimed = Vec::new();
-    for cmd in group {
-        match cmd {
-            Cmd::Claim { run_id, limit, .. } => {
-                // Claims walk the run forward from the last claimed id, so a
-                // million-row run never rescans what it already sent.
-                let after = cursors.get(run_id).copied().unwrap_or(0);
-                let works = Store::claim_pending(&tx, *run_id, *limit, &now, after)?;
-                claimed.push(works);
-            }
-            Cmd::Apply { ts, .. } => apply_in(&tx, ts, &now)?,
-            Cmd::Stop => {}
-        }
-    }
-    crate::fault::hit("before_commit");
-    tx.commit()?;
-    // Advance the cursors only once the claims are durable.
-    for (cmd, works) in group
+/// One command of a group, as the backend sees it: the claim (pending
+/// payouts of a run become the intent `initiating`) or transitions.
+pub(crate) enum GroupOp<'a> {
+    Claim { run_id: i64, limit: usize },
+    Apply(&'a [Transition]),
+}
+
+fn ops(group: &[Cmd]) -> Vec<GroupOp<'_>> {
+    group
         .iter()
-        .filter(|c| matches!(c, Cmd::Claim { .. }))
-        .zip(&claimed)
-    {
-        if let (Cmd::Claim { run_id, .. }, Some(last)) = (cmd, works.last()) {
-            cursors.insert(*run_id, last.id);
-        }
-    }
-    Ok(claimed)
+        .filter_map(|c| match c {
+            Cmd::Claim { run_id, limit, .. } => Some(GroupOp::Claim {
+                run_id: *run_id,
+                limit: *limit,
+            }),
+            Cmd::Apply { ts, .. } => Some(GroupOp::Apply(ts)),
+            Cmd::Stop => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,31 +6,15 @@
 //! keeps its id for good. Payouts in flight or settled are left as they
 //! are and counted, for the caller to say what remains.
 
-use super::Store;
+use super::Sqlite;
 use super::apply::apply_in;
 use super::sql::{RUN_RANGE, sql_now};
-use super::types::Transition;
 use crate::machine::{CANCELLABLE, OPEN, State};
+use crate::store::types::Transition;
+use crate::store::types::{CancelOutcome, RELEASED_ID_MARK};
 use rusqlite::params;
-use std::collections::BTreeMap;
 
-/// The suffix given to the transaction id of a cancelled payout that was
-/// never sent, freeing the id (unique across runs) for a new run while
-/// keeping the original readable in the report.
-pub const RELEASED_ID_MARK: &str = "~cancelled-";
-
-/// What `cancel_run` did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CancelOutcome {
-    /// Cancelled from `pending`: never sent; their ids are free again.
-    pub never_sent: u64,
-    /// Cancelled from `initiated`: initiated, never executed; ids stay used.
-    pub initiated: u64,
-    /// Open payouts left as they are (a request may be at the provider).
-    pub left_open: BTreeMap<State, u64>,
-}
-
-impl Store {
+impl Sqlite {
     /// Points a run at another provider URL, only if no payout of it was
     /// ever sent (all `pending` or `cancelled` from pending): a run made
     /// with a wrong base URL or key is resumed against the right one.

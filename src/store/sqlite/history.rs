@@ -6,11 +6,11 @@
 //! The decisions themselves are `engine::repeat`'s; this file only reads
 //! and writes.
 
-use super::Store;
+use super::Sqlite;
 use super::import::Import;
 use super::sql::{RUN_RANGE, state_list};
-use super::types::{Earlier, RunInfo};
 use crate::machine::State;
+use crate::store::types::{Earlier, RunInfo};
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, params};
 
@@ -97,7 +97,7 @@ impl Import<'_> {
     }
 }
 
-impl Store {
+impl Sqlite {
     /// The latest unfinished run of the same bytes, label and worksheet
     /// (any period): resumed when the period was not given, so a run
     /// interrupted at the turn of a month is finished, not paid again.
@@ -177,7 +177,7 @@ mod tests {
     #[test]
     fn earlier_recent_and_skipped_rows() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
         let sender = Sender::default();
         let mut imp = store.begin_import(&new_run("one", &sender)).unwrap();
         imp.add(&payout(2, "1000"), "tx-2").unwrap();
@@ -220,7 +220,7 @@ mod tests {
         {
             let mut conn = rusqlite::Connection::open(&path).unwrap();
             let tx = conn.transaction().unwrap();
-            tx.execute_batch(crate::store::schema::MIGRATIONS[0])
+            tx.execute_batch(crate::store::sqlite::schema::MIGRATIONS[0])
                 .unwrap();
             tx.execute_batch(&format!(
                 "PRAGMA user_version = 1; PRAGMA application_id = {};",
@@ -240,7 +240,7 @@ mod tests {
             .unwrap();
             tx.commit().unwrap();
         }
-        let store = Store::open(&path).unwrap();
+        let store = Sqlite::open(&path).unwrap();
         let run = store.find_run("oldsha").unwrap().unwrap();
         assert_eq!((run.id_scheme, run.period.as_str()), (1, ""));
         assert_eq!(store.open_count(1).unwrap(), 1);

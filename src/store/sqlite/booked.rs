@@ -2,13 +2,13 @@
 //! (transaction id, account, wire amount, currency, state), for matching
 //! against a provider's statement.
 
-use super::Store;
-use super::types::Booked;
+use super::Sqlite;
+use crate::store::types::Booked;
 use anyhow::{Context, Result};
 use rust_decimal::Decimal;
 use std::str::FromStr;
 
-impl Store {
+impl Sqlite {
     /// Every payout of `run_id` (or of every run), in run and row order.
     pub fn booked(&self, run_id: Option<i64>) -> Result<Vec<Booked>> {
         let mut stmt = self.conn.prepare(

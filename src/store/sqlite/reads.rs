@@ -3,22 +3,19 @@
 //! are summed as decimals here, never by SQL; states are read through the
 //! state machine, so an unknown name is an error.
 
-use super::Store;
+use super::Sqlite;
 use super::sql::{
     RUN_COLS, RUN_RANGE, UNRESOLVED_COLS, WORK_COLS, run_from_row, run_sender, state_list,
     unresolved_from_row, work_from_row,
 };
-use super::types::{ReportRow, RunInfo, Totals, Unresolved, Work};
 use crate::machine::{NEEDS_OPERATOR, OPEN, State};
+use crate::store::types::SKIPPED;
+use crate::store::types::{ReportRow, RunInfo, Totals, Unresolved, Work};
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, params};
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 use std::str::FromStr;
-
-/// The report's `state` cell of a row an earlier run already paid (or
-/// holds): not a payout state, the row has no payout of its own.
-pub const SKIPPED: &str = "skipped";
 
 fn beneficiary(first: String, last: String) -> String {
     match (first.is_empty(), last.is_empty()) {
@@ -27,7 +24,7 @@ fn beneficiary(first: String, last: String) -> String {
     }
 }
 
-impl Store {
+impl Sqlite {
     pub fn find_run(&self, identity: &str) -> Result<Option<RunInfo>> {
         self.conn
             .query_row(
@@ -282,9 +279,9 @@ mod tests {
     use crate::provider::wire::Sender;
     use crate::store::test_support::{new_run, payout};
 
-    fn two_payouts() -> (tempfile::TempDir, Store, i64) {
+    fn two_payouts() -> (tempfile::TempDir, Sqlite, i64) {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
         let sender = Sender::default();
         let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
         imp.add(&payout(2, "1000"), "tx-2").unwrap();

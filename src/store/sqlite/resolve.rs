@@ -2,13 +2,13 @@
 //! checked against the state machine and the state the payout is in, and
 //! an audit line, committed together.
 
-use super::Store;
+use super::Sqlite;
 use super::sql::NOW;
 use crate::machine::{self, State};
 use anyhow::{Result, bail};
 use rusqlite::params;
 
-impl Store {
+impl Sqlite {
     /// Records an operator's decision on a payout, with an audit line.
     pub fn resolve(
         &mut self,
@@ -57,7 +57,7 @@ mod tests {
     #[test]
     fn resolve_writes_audit() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
         let sender = Sender::default();
         let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
         imp.add(&payout(2, "1000"), "tx-2").unwrap();
@@ -98,7 +98,7 @@ mod tests {
     #[test]
     fn a_decision_the_state_machine_lacks_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
         let sender = Sender::default();
         let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
         imp.add(&payout(2, "1000"), "tx-2").unwrap();

@@ -4,10 +4,10 @@
 //! [`Unresolved`]. A state name the state machine does not know is an error
 //! here, never coerced to some other state.
 
-use super::types::{RunInfo, Unresolved, Work};
 use crate::machine::State;
 use crate::payout::SenderOverride;
 use crate::provider::wire::{Beneficiary, InitiateRequest, Sender};
+use crate::store::types::{RunInfo, Unresolved, Work};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};

@@ -6,43 +6,12 @@
 //! overwriting. The [`writer`](super::writer) thread groups these into one
 //! commit; [`Store::apply`] runs them alone.
 
-use super::Store;
+use super::Sqlite;
 use super::sql::{NOW, WORK_COLS, run_sender, sql_now, work_from_row};
-use super::types::{Transition, Work};
 use crate::machine::{self, State};
+use crate::store::errors::WriteError;
+use crate::store::types::{Transition, Work};
 use rusqlite::params;
-
-/// Why a write was not committed. Every command of the failed group gets
-/// the same answer, so it is `Clone`; nothing of the group is committed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WriteError {
-    /// The payout was not in the state the transition comes from: another
-    /// process, or a bug, moved it since it was read.
-    #[error(
-        "payout {id} was not in state {from} any more (moving it to {to}); another process changed it"
-    )]
-    Conflict { id: i64, from: State, to: State },
-    /// The state machine has no such transition: a bug in the caller.
-    #[error(
-        "refused to move {} from {from} to {to}: not a transition payrun makes",
-        id.map_or("payouts".to_string(), |id| format!("payout {id}"))
-    )]
-    NotAllowed {
-        id: Option<i64>,
-        from: State,
-        to: State,
-    },
-    /// The database could not commit: disk full, an I/O error, a damaged
-    /// file. What was committed before stays safe.
-    #[error(
-        "cannot record progress in the database ({0}). Everything committed before is safe; \
-         free disk space (or fix the database file), then run the same command again to resume"
-    )]
-    Disk(String),
-    /// The writer thread is gone (the run is shutting down).
-    #[error("the database writer stopped")]
-    Stopped,
-}
 
 impl From<rusqlite::Error> for WriteError {
     fn from(e: rusqlite::Error) -> Self {
@@ -50,17 +19,11 @@ impl From<rusqlite::Error> for WriteError {
     }
 }
 
-impl From<anyhow::Error> for WriteError {
-    fn from(e: anyhow::Error) -> Self {
-        WriteError::Disk(format!("{e:#}"))
-    }
-}
-
 /// The claim: a pending payout becomes the intent to initiate, committed
 /// before its request leaves.
 const CLAIM: (State, State) = (State::Pending, State::Initiating);
 
-impl Store {
+impl Sqlite {
     /// Moves up to `limit` pending payouts of `run_id` with ids above
     /// `after` to `initiating` (the intent) and returns them in file order.
     /// The caller commits.
@@ -172,9 +135,9 @@ mod tests {
     use crate::store::test_support::{new_run, payout};
     use rust_decimal::Decimal;
 
-    fn one_payout() -> (tempfile::TempDir, Store, i64, i64) {
+    fn one_payout() -> (tempfile::TempDir, Sqlite, i64, i64) {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
         let sender = Sender::default();
         let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
         imp.add(&payout(2, "1000"), "tx-2").unwrap();
@@ -186,7 +149,7 @@ mod tests {
     #[test]
     fn import_claim_apply_round_trip() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
         let sender = Sender {
             firstname: "Acme".into(),
             ..Default::default()
@@ -201,7 +164,8 @@ mod tests {
         assert_eq!(run.rows_rejected, 0);
 
         let tx = store.conn.transaction().unwrap();
-        let claimed = Store::claim_pending(&tx, run_id, 10, "2026-11-22T00:00:00.000Z", 0).unwrap();
+        let claimed =
+            Sqlite::claim_pending(&tx, run_id, 10, "2026-11-22T00:00:00.000Z", 0).unwrap();
         tx.commit().unwrap();
         assert_eq!(claimed.len(), 2);
         assert_eq!(claimed[0].request.transaction_id, "tx-2");

@@ -3,17 +3,17 @@
 //! it, set the durability pragmas, and migrate. This is where the durability
 //! rule is set: WAL, `synchronous = FULL`.
 
-use super::Store;
+use super::Sqlite;
 use super::schema::{self, APPLICATION_ID};
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags};
 use std::io::Read;
 use std::path::Path;
 
-impl Store {
+impl Sqlite {
     /// Opens (creating if needed) the database at `path`, checks that it is
     /// a payrun database this version understands, and migrates it.
-    pub fn open(path: &Path) -> Result<Store> {
+    pub fn open(path: &Path) -> Result<Sqlite> {
         check_header(path)?;
         let conn = Connection::open_with_flags(
             path,
@@ -22,9 +22,10 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .with_context(|| format!("cannot open the database {}", path.display()))?;
-        let mut store = Store {
+        let mut store = Sqlite {
             conn,
             path: path.to_path_buf(),
+            cursors: Default::default(),
         };
         store
             .init()
@@ -113,32 +114,34 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let junk = dir.path().join("junk.db");
         std::fs::write(&junk, b"hello, this is not sqlite at all").unwrap();
-        assert!(format!("{:#}", Store::open(&junk).unwrap_err()).contains("not a payrun database"));
+        assert!(
+            format!("{:#}", Sqlite::open(&junk).unwrap_err()).contains("not a payrun database")
+        );
 
         let foreign = dir.path().join("foreign.db");
         Connection::open(&foreign)
             .unwrap()
             .execute_batch("CREATE TABLE t(x)")
             .unwrap();
-        assert!(format!("{:#}", Store::open(&foreign).unwrap_err()).contains("another program"));
+        assert!(format!("{:#}", Sqlite::open(&foreign).unwrap_err()).contains("another program"));
 
         let newer = dir.path().join("newer.db");
-        drop(Store::open(&newer).unwrap());
+        drop(Sqlite::open(&newer).unwrap());
         Connection::open(&newer)
             .unwrap()
             .execute_batch("PRAGMA user_version = 99")
             .unwrap();
-        assert!(format!("{:#}", Store::open(&newer).unwrap_err()).contains("newer payrun"));
+        assert!(format!("{:#}", Sqlite::open(&newer).unwrap_err()).contains("newer payrun"));
         // Reopening a good database is fine and idempotent.
         let good = dir.path().join("good.db");
-        drop(Store::open(&good).unwrap());
-        drop(Store::open(&good).unwrap());
+        drop(Sqlite::open(&good).unwrap());
+        drop(Sqlite::open(&good).unwrap());
     }
 
     #[test]
     fn durability_pragmas() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("p.db")).unwrap();
+        let store = Sqlite::open(&dir.path().join("p.db")).unwrap();
         let sync: i64 = store
             .conn
             .query_row("PRAGMA synchronous", [], |r| r.get(0))
@@ -158,7 +161,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("p.db");
         std::fs::write(&db, b"").unwrap();
-        let store = Store::open(&db).unwrap();
+        let store = Sqlite::open(&db).unwrap();
         let id: i32 = store
             .conn
             .query_row("PRAGMA application_id", [], |r| r.get(0))

@@ -3,22 +3,13 @@
 //! the same report again after it settles a payout: a report must never
 //! keep saying `unknown` for a payout an operator settled.
 
-use super::Store;
+use super::Sqlite;
+use crate::store::types::ReportTarget;
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, params};
 use std::path::PathBuf;
 
-/// A run's report as last written. `language` is the config's name for it
-/// (`en`, `fr`); `delimiter` one ASCII byte.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReportTarget {
-    pub path: PathBuf,
-    pub delimiter: u8,
-    pub bom: bool,
-    pub language: String,
-}
-
-impl Store {
+impl Sqlite {
     /// Records (or replaces) where the report of `run_id` was written.
     pub fn set_report_target(&mut self, run_id: i64, t: &ReportTarget) -> Result<()> {
         self.conn
@@ -68,7 +59,7 @@ mod tests {
     #[test]
     fn report_target_round_trips_and_is_replaced() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+        let mut store = Sqlite::open(&dir.path().join("t.db")).unwrap();
         assert_eq!(store.report_target(1).unwrap(), None);
         store
             .conn
@@ -108,7 +99,7 @@ mod tests {
             ))
             .unwrap();
         }
-        let store = Store::open(&path).unwrap();
+        let store = Sqlite::open(&path).unwrap();
         assert_eq!(store.report_target(1).unwrap(), None);
     }
 }

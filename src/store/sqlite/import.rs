@@ -3,32 +3,16 @@
 //! (a transaction id pays once, ever); a collision refuses the whole import
 //! with [`ImportError::DuplicateIds`], which the caller lists for the user.
 
-use super::Store;
+use super::Sqlite;
 use super::sql::NOW;
-use super::types::NewRun;
 use crate::machine::State;
 use crate::payout::{Payout, SenderOverride};
+use crate::store::errors::{DuplicateIds, ImportError, MAX_DUPLICATES_LISTED};
+use crate::store::types::NewRun;
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, params};
 
-/// Transaction ids already used, one line per row (at most
-/// [`MAX_DUPLICATES_LISTED`], then a count of the rest).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", .0.join("\n"))]
-pub struct DuplicateIds(pub Vec<String>);
-
-/// Why [`Import::commit`] refused. The caller branches on it: duplicates
-/// are the user's to fix (listed, exit as bad input); anything else is the
-/// database failing.
-#[derive(Debug, thiserror::Error)]
-pub enum ImportError {
-    #[error(transparent)]
-    DuplicateIds(DuplicateIds),
-    #[error(transparent)]
-    Database(#[from] anyhow::Error),
-}
-
-impl Store {
+impl Sqlite {
     /// Starts importing a new run. Nothing is visible until
     /// [`Import::commit`]; dropping the import rolls it back.
     pub fn begin_import(&mut self, new: &NewRun<'_>) -> Result<Import<'_>> {
@@ -75,10 +59,6 @@ pub struct Import<'a> {
     first_payout: Option<i64>,
     last_payout: Option<i64>,
 }
-
-/// How many duplicate transaction ids to name before summarising: enough
-/// to see the pattern, not a wall of text.
-const MAX_DUPLICATES_LISTED: usize = 20;
 
 impl Import<'_> {
     pub fn run_id(&self) -> i64 {
@@ -229,7 +209,7 @@ mod tests {
     #[test]
     fn cross_run_duplicate_ids_are_refused_and_rolled_back() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
         let sender = Sender::default();
         let mut imp = store.begin_import(&new_run("one", &sender)).unwrap();
         imp.add(&payout(2, "1000"), "tx-2").unwrap();
@@ -250,7 +230,7 @@ mod tests {
     #[test]
     fn large_import_keeps_row_order_and_finds_duplicates() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
         let sender = Sender::default();
         let n = 105;
         let mut imp = store.begin_import(&new_run("big", &sender)).unwrap();
@@ -287,7 +267,7 @@ mod tests {
     #[test]
     fn duplicate_ids_are_a_typed_error_the_caller_can_match() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
         let sender = Sender::default();
         let mut imp = store.begin_import(&new_run("one", &sender)).unwrap();
         imp.add(&payout(2, "1000"), "tx-2").unwrap();
@@ -304,7 +284,7 @@ mod tests {
     #[test]
     fn more_duplicates_than_listed_are_counted() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
         let sender = Sender::default();
         let mut imp = store.begin_import(&new_run("one", &sender)).unwrap();
         let n = MAX_DUPLICATES_LISTED + 5;

@@ -1,0 +1,252 @@
+//! The one interface both backends serve: every operation of [`Store`] and
+//! [`Import`] is dispatched to SQLite or PostgreSQL here, so callers never
+//! know which one they talk to. Each backend has an inherent method of the
+//! same name and signature; a backend missing one does not compile.
+
+use super::errors::{ImportError, WriteError};
+use super::pg::{self, Pg};
+use super::sqlite::{self, Sqlite};
+use super::target::Db;
+use super::types::{
+    Booked, CancelOutcome, Earlier, NewRun, ReportRow, ReportTarget, RunInfo, Totals, Transition,
+    Unresolved, Work,
+};
+use super::writer::GroupOp;
+use crate::machine::State;
+use crate::payout::Payout;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The checkpoint, whichever backend holds it.
+pub enum Store {
+    Sqlite(Sqlite),
+    Postgres(Pg),
+}
+
+/// A new run being recorded (one transaction; dropping it rolls back).
+pub enum Import<'a> {
+    Sqlite(sqlite::Import<'a>),
+    Postgres(pg::Import<'a>),
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Store::Sqlite(s) => f.debug_tuple("Store::Sqlite").field(&s.path()).finish(),
+            Store::Postgres(p) => f.debug_tuple("Store::Postgres").field(&p.target()).finish(),
+        }
+    }
+}
+
+/// Calls the method of whichever backend holds the store.
+macro_rules! dispatch {
+    ($self:expr, $b:ident => $call:expr) => {
+        match $self {
+            Store::Sqlite($b) => $call,
+            Store::Postgres($b) => $call,
+        }
+    };
+}
+
+macro_rules! dispatch_import {
+    ($self:expr, $b:ident => $call:expr) => {
+        match $self {
+            Import::Sqlite($b) => $call,
+            Import::Postgres($b) => $call,
+        }
+    };
+}
+
+impl Store {
+    /// Opens (creating if needed) the SQLite database at `path`.
+    pub fn open(path: &Path) -> Result<Store> {
+        Ok(Store::Sqlite(Sqlite::open(path)?))
+    }
+
+    /// Opens the checkpoint `--db` names: a file or a PostgreSQL database.
+    pub fn connect(db: &Db) -> Result<Store> {
+        match db {
+            Db::File(path) => Store::open(path),
+            Db::Postgres(target) => Ok(Store::Postgres(Pg::connect(target)?)),
+        }
+    }
+
+    pub(crate) fn commit_group(
+        &mut self,
+        group: &[GroupOp<'_>],
+    ) -> Result<Vec<Vec<Work>>, WriteError> {
+        dispatch!(self, b => b.commit_group(group))
+    }
+
+    /// Applies transitions in one transaction (outside the writer thread).
+    pub fn apply(&mut self, ts: &[Transition]) -> Result<(), WriteError> {
+        dispatch!(self, b => b.apply(ts))
+    }
+
+    pub fn mark_finished(&mut self, run_id: i64) -> Result<()> {
+        dispatch!(self, b => b.mark_finished(run_id))
+    }
+
+    /// Payouts as sent, for matching a provider's statement.
+    pub fn booked(&self, run_id: Option<i64>) -> Result<Vec<Booked>> {
+        dispatch!(self, b => b.booked(run_id))
+    }
+
+    /// Points a run that never sent anything at another provider URL.
+    pub fn repoint_unsent_run(&mut self, run_id: i64, provider: &str) -> Result<bool> {
+        dispatch!(self, b => b.repoint_unsent_run(run_id, provider))
+    }
+
+    /// Cancels every payout of the run whose execute was never sent.
+    pub fn cancel_run(&mut self, run_id: i64) -> Result<CancelOutcome> {
+        dispatch!(self, b => b.cancel_run(run_id))
+    }
+
+    pub fn unfinished_run_of(
+        &self,
+        file_sha256: &str,
+        label: &str,
+        sheet: &str,
+    ) -> Result<Option<RunInfo>> {
+        dispatch!(self, b => b.unfinished_run_of(file_sha256, label, sheet))
+    }
+
+    pub fn payout_count(&self, run_id: i64) -> Result<u64> {
+        dispatch!(self, b => b.payout_count(run_id))
+    }
+
+    pub fn skipped_count(&self, run_id: i64) -> Result<u64> {
+        dispatch!(self, b => b.skipped_count(run_id))
+    }
+
+    pub fn failed_rows(&self, run_id: i64) -> Result<Vec<(u64, String)>> {
+        dispatch!(self, b => b.failed_rows(run_id))
+    }
+
+    /// Starts importing a new run; nothing is visible until
+    /// [`Import::commit`].
+    pub fn begin_import(&mut self, new: &NewRun<'_>) -> Result<Import<'_>> {
+        Ok(match self {
+            Store::Sqlite(b) => Import::Sqlite(b.begin_import(new)?),
+            Store::Postgres(b) => Import::Postgres(b.begin_import(new)?),
+        })
+    }
+
+    pub fn set_report_target(&mut self, run_id: i64, t: &ReportTarget) -> Result<()> {
+        dispatch!(self, b => b.set_report_target(run_id, t))
+    }
+
+    pub fn report_target(&self, run_id: i64) -> Result<Option<ReportTarget>> {
+        dispatch!(self, b => b.report_target(run_id))
+    }
+
+    pub fn find_run(&self, identity: &str) -> Result<Option<RunInfo>> {
+        dispatch!(self, b => b.find_run(identity))
+    }
+
+    pub fn run(&self, id: i64) -> Result<Option<RunInfo>> {
+        dispatch!(self, b => b.run(id))
+    }
+
+    pub fn runs(&self) -> Result<Vec<RunInfo>> {
+        dispatch!(self, b => b.runs())
+    }
+
+    pub fn latest_run(&self) -> Result<Option<RunInfo>> {
+        dispatch!(self, b => b.latest_run())
+    }
+
+    pub fn works_in_state(&self, run_id: i64, state: State) -> Result<Vec<Work>> {
+        dispatch!(self, b => b.works_in_state(run_id, state))
+    }
+
+    pub fn open_count(&self, run_id: i64) -> Result<u64> {
+        dispatch!(self, b => b.open_count(run_id))
+    }
+
+    pub fn state_counts(&self, run_id: i64) -> Result<BTreeMap<State, u64>> {
+        dispatch!(self, b => b.state_counts(run_id))
+    }
+
+    pub fn totals(&self, run_id: i64) -> Result<Totals> {
+        dispatch!(self, b => b.totals(run_id))
+    }
+
+    /// Every row of the run's report, in file order.
+    pub fn for_each_report_row(
+        &self,
+        run_id: i64,
+        f: impl FnMut(&ReportRow) -> Result<()>,
+    ) -> Result<()> {
+        dispatch!(self, b => b.for_each_report_row(run_id, f))
+    }
+
+    pub fn unresolved(&self, run_id: Option<i64>) -> Result<Vec<Unresolved>> {
+        dispatch!(self, b => b.unresolved(run_id))
+    }
+
+    pub fn payout_by_transaction_id(&self, transaction_id: &str) -> Result<Option<Unresolved>> {
+        dispatch!(self, b => b.payout_by_transaction_id(transaction_id))
+    }
+
+    pub fn audit(&self, run_id: i64) -> Result<Vec<[String; 6]>> {
+        dispatch!(self, b => b.audit(run_id))
+    }
+
+    /// An operator's decision on one payout, with its audit line.
+    pub fn resolve(
+        &mut self,
+        id: i64,
+        from: State,
+        to: State,
+        action: &str,
+        reason: &str,
+        code: &str,
+    ) -> Result<()> {
+        dispatch!(self, b => b.resolve(id, from, to, action, reason, code))
+    }
+}
+
+impl Import<'_> {
+    pub fn run_id(&self) -> i64 {
+        dispatch_import!(self, b => b.run_id())
+    }
+
+    pub fn add(&mut self, p: &Payout, transaction_id: &str) -> Result<()> {
+        dispatch_import!(self, b => b.add(p, transaction_id))
+    }
+
+    pub fn add_retry(&mut self, p: &Payout, transaction_id: &str, retry_of: i64) -> Result<()> {
+        dispatch_import!(self, b => b.add_retry(p, transaction_id, retry_of))
+    }
+
+    /// Refuses the import for a reason found by the caller: one line among
+    /// the duplicate-id lines.
+    pub fn conflict(&mut self, line: String) {
+        dispatch_import!(self, b => b.conflict(line))
+    }
+
+    /// Commits the import, or refuses it (rolling back).
+    pub fn commit(self) -> Result<i64, ImportError> {
+        dispatch_import!(self, b => b.commit())
+    }
+
+    /// The payout of an earlier run holding `transaction_id`, if any.
+    pub fn earlier(&self, transaction_id: &str) -> Result<Option<Earlier>> {
+        dispatch_import!(self, b => b.earlier(transaction_id))
+    }
+
+    /// Payouts of the runs of the last `window_days` days in `states`.
+    pub fn recent_payouts(&self, window_days: u32, states: &[State]) -> Result<Vec<Earlier>> {
+        dispatch_import!(self, b => b.recent_payouts(window_days, states))
+    }
+
+    pub fn payouts_of(&self, run_id: i64) -> Result<u64> {
+        dispatch_import!(self, b => b.payouts_of(run_id))
+    }
+
+    pub fn add_skipped(&mut self, row: u64, payout_id: i64) -> Result<()> {
+        dispatch_import!(self, b => b.add_skipped(row, payout_id))
+    }
+}
