@@ -100,6 +100,7 @@ pub(crate) mod test_support {
 
     /// One store per backend under test: SQLite in `dir`, and PostgreSQL
     /// when `PAYRUN_TEST_POSTGRES` is set.
+    #[allow(dead_code)] // the ported store tests use it
     pub fn stores(dir: &std::path::Path) -> Vec<super::Store> {
         let mut out = vec![super::Store::open(&dir.join("p.db")).unwrap()];
         if let Some(db) = pg_target() {
