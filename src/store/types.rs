@@ -190,3 +190,24 @@ pub struct ReportTarget {
 /// The report's `state` cell of a row an earlier run already paid (or
 /// holds): not a payout state, the row has no payout of its own.
 pub const SKIPPED: &str = "skipped";
+
+/// The sender of one payout: the run's, with the row's override (stored as
+/// JSON, rare) laid over it.
+pub(crate) fn merged_sender(run: &Sender, override_json: Option<&str>) -> anyhow::Result<Sender> {
+    let mut sender = run.clone();
+    if let Some(json) = override_json {
+        let o: crate::payout::SenderOverride = serde_json::from_str(json)
+            .map_err(|_| anyhow::anyhow!("corrupt sender override in the database"))?;
+        let pick = |v: Option<String>, d: &mut String| {
+            if let Some(v) = v {
+                *d = v;
+            }
+        };
+        pick(o.email, &mut sender.email);
+        pick(o.firstname, &mut sender.firstname);
+        pick(o.lastname, &mut sender.lastname);
+        pick(o.address, &mut sender.address);
+        pick(o.phone, &mut sender.phone);
+    }
+    Ok(sender)
+}

@@ -17,6 +17,8 @@ mod outputs;
 mod reads;
 mod resolve;
 pub(crate) mod schema;
+#[allow(dead_code)] // used by the operations being ported
+mod sql;
 
 pub use import::Import;
 

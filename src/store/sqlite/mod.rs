@@ -26,6 +26,7 @@ mod reads;
 mod resolve;
 pub(crate) mod schema;
 mod sql;
+pub(crate) use sql::state_list;
 
 pub use import::Import;
 pub use schema::APPLICATION_ID;

@@ -5,9 +5,8 @@
 //! here, never coerced to some other state.
 
 use crate::machine::State;
-use crate::payout::SenderOverride;
 use crate::provider::wire::{Beneficiary, InitiateRequest, Sender};
-use crate::store::types::{RunInfo, Unresolved, Work};
+use crate::store::types::{RunInfo, Unresolved, Work, merged_sender};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
@@ -24,7 +23,7 @@ pub(super) const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
 /// the state machine's named sets so no query re-types state names. Spliced
 /// rather than bound because the list is a constant of the program (names
 /// from [`State::as_str`], never input) and a constant statement caches.
-pub(super) fn state_list(states: &[State]) -> String {
+pub(crate) fn state_list(states: &[State]) -> String {
     states
         .iter()
         .map(|s| format!("'{}'", s.as_str()))
@@ -111,21 +110,7 @@ pub(super) fn run_sender(conn: &Connection, run_id: i64) -> Result<Sender> {
 
 pub(super) fn work_from_row(r: &rusqlite::Row<'_>, run_sender: &Sender) -> Result<Work> {
     let state: State = r.get(2)?;
-    let mut sender = run_sender.clone();
-    if let Some(json) = r.get::<_, Option<String>>(13)? {
-        let o: SenderOverride =
-            serde_json::from_str(&json).context("corrupt sender override in the database")?;
-        let pick = |v: Option<String>, d: &mut String| {
-            if let Some(v) = v {
-                *d = v;
-            }
-        };
-        pick(o.email, &mut sender.email);
-        pick(o.firstname, &mut sender.firstname);
-        pick(o.lastname, &mut sender.lastname);
-        pick(o.address, &mut sender.address);
-        pick(o.phone, &mut sender.phone);
-    }
+    let sender = merged_sender(run_sender, r.get::<_, Option<String>>(13)?.as_deref())?;
     Ok(Work {
         id: r.get(0)?,
         row: r.get::<_, i64>(1)? as u64,
