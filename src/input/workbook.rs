@@ -7,8 +7,8 @@
 //! cells their cached value, and error cells (`#REF!`) are reported so the
 //! row is rejected. Row numbers are the spreadsheet's own.
 //!
-//! `calamine` loads one worksheet into memory; workbooks are bounded by the
-//! format (1,048,576 rows) and payroll sheets are far smaller.
+//! `calamine` loads one worksheet into memory (every sheet of an .ods);
+//! `budget` bounds what it may build before it opens the file.
 
 use super::{RawRow, RowSource, is_blank};
 use anyhow::{Context, Result, anyhow, bail};
@@ -61,8 +61,10 @@ impl WorkbookSource {
         if !path.exists() {
             bail!("cannot open {name}: no such file");
         }
-        if matches!(ext.as_str(), "xlsx" | "xlsm") {
-            super::budget::check_xlsx(path)?;
+        match ext.as_str() {
+            "xlsx" | "xlsm" => super::budget::check_xlsx(path)?,
+            "ods" => super::budget::check_ods(path)?,
+            _ => {}
         }
         let mut book: Sheets<_> = match ext.as_str() {
             "xls" => Sheets::Xls(open_workbook(path).map_err(|e| fail(&e))?),
