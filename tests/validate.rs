@@ -1268,6 +1268,45 @@ mod workbooks {
         assert_eq!(v["currencies"]["XOF"]["total"], "3000");
     }
 
+    /// `hidden-row.xls` (LibreOffice) has row 3 (A-2, 70000) hidden, and
+    /// nothing payrun reads says so. Refused, even with --skip-hidden-rows
+    /// (which could not skip it); read only with --assume-no-hidden-rows,
+    /// with a note, and then the hidden row is read like any other.
+    #[test]
+    fn xls_hidden_rows_cannot_be_checked_so_the_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "payrun.toml",
+            "default_payout_method_id = \"momo\"\n",
+        );
+        let book = fixture("hidden-row.xls");
+        let file = book.to_str().unwrap();
+        for extra in [&[][..], &["--skip-hidden-rows"][..]] {
+            let o = validate(dir.path(), &[&[file][..], extra].concat());
+            assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", stdout(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains("cannot tell which rows of a .xls workbook are hidden")
+                    && err.contains("save the workbook as .xlsx")
+                    && err.contains("--assume-no-hidden-rows"),
+                "{err}"
+            );
+        }
+        let o = validate(
+            dir.path(),
+            &[file, "--assume-no-hidden-rows", "--format", "json"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let v = json(&o);
+        assert_eq!(v["currencies"]["XOF"]["total"], "73000");
+        let notices = v["notices"].to_string();
+        assert!(
+            notices.contains("hidden or filtered rows were not looked for"),
+            "{notices}"
+        );
+    }
+
     #[test]
     fn hidden_rows_are_refused_or_skipped_with_the_flag() {
         let dir = tempfile::tempdir().unwrap();

@@ -173,9 +173,9 @@ fn ods_cells(xml: impl BufRead) -> Result<OdsCells> {
             {
                 let n = repeat(&e, "table:number-columns-repeated");
                 let holds = !empty
-                    || e.attributes().flatten().any(|a| {
-                        matches!(a.key.as_ref(), "office:value-type" | "table:formula")
-                    });
+                    || e.attributes()
+                        .flatten()
+                        .any(|a| matches!(a.key.as_ref(), "office:value-type" | "table:formula"));
                 if holds {
                     first = first.min(col);
                     last = col.saturating_add(n);
@@ -288,13 +288,29 @@ mod tests {
         // formatted rows below and 1,020 columns right are not built.
         assert_eq!(
             ods_cells(&xml[..]).unwrap(),
-            OdsCells { read: 4 + 3, dense: 7 * 4 }
+            OdsCells {
+                read: 4 + 3,
+                dense: 7 * 4
+            }
         );
         let bomb = br#"<table:table><table:table-row table:number-rows-repeated="1000000"><table:table-cell office:value-type="float" office:value="1" table:number-columns-repeated="1000"/></table:table-row></table:table>"#;
         let cells = ods_cells(&bomb[..]).unwrap();
-        assert_eq!(cells, OdsCells { read: 1000, dense: 1_000_000_000 });
+        assert_eq!(
+            cells,
+            OdsCells {
+                read: 1000,
+                dense: 1_000_000_000
+            }
+        );
         assert_eq!(cells.over(MAX_ODS_CELLS), Some(1_000_000_000));
-        assert_eq!(OdsCells { read: 10, dense: 10 }.over(MAX_ODS_CELLS), None);
+        assert_eq!(
+            OdsCells {
+                read: 10,
+                dense: 10
+            }
+            .over(MAX_ODS_CELLS),
+            None
+        );
     }
 
     #[test]

@@ -64,6 +64,12 @@ pub trait RowSource {
     fn hidden_rows(&self) -> Vec<u64> {
         Vec::new()
     }
+    /// The format (`xls`, `xlsb`) of a workbook whose hidden rows cannot be
+    /// told from the file: [`RowSource::hidden_rows`] is then empty whether
+    /// or not rows are hidden. `None` for CSV and the other formats.
+    fn hidden_rows_unknown(&self) -> Option<String> {
+        None
+    }
 }
 
 /// True when every cell is empty or spaces: such a row is skipped.

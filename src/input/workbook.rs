@@ -46,6 +46,8 @@ pub struct WorkbookSource {
     header: RawRow,
     /// Data rows (spreadsheet numbers) hidden or filtered out, not blank.
     hidden: Vec<u64>,
+    /// The extension, when the format does not say which rows are hidden.
+    hidden_unknown: Option<String>,
 }
 
 impl WorkbookSource {
@@ -134,6 +136,7 @@ impl WorkbookSource {
             next: 0,
             header: RawRow::default(),
             hidden: Vec::new(),
+            hidden_unknown: (!super::hidden::visibility_known(&ext)).then(|| ext.clone()),
         };
         let mut header = RawRow::default();
         if !src.next_row(&mut header)? {
@@ -189,6 +192,10 @@ impl RowSource for WorkbookSource {
 
     fn hidden_rows(&self) -> Vec<u64> {
         self.hidden.clone()
+    }
+
+    fn hidden_rows_unknown(&self) -> Option<String> {
+        self.hidden_unknown.clone()
     }
 
     fn next_row(&mut self, out: &mut RawRow) -> Result<bool> {
