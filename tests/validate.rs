@@ -1268,6 +1268,38 @@ mod workbooks {
         assert_eq!(v["currencies"]["XOF"]["total"], "3000");
     }
 
+    /// `numeric-ids.xlsx` (LibreOffice): the account of row 2 is the number
+    /// 701020304 in a `0000000000` format, shown as `0701020304`; row 3's is
+    /// 2250505112233 in a General format. Row 2 is read padded, as shown;
+    /// row 3 is read as its digits and the column is named in a notice,
+    /// since a leading zero lost there cannot be seen.
+    #[test]
+    fn number_cells_in_the_account_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = fixture("numeric-ids.xlsx");
+        let o = validate(dir.path(), &[book.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let v = json(&o);
+        assert_eq!(v["valid"], 2);
+        let notices: Vec<String> = v["notices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            notices,
+            [
+                "column \"Numéro\" holds numbers, not text (row 3): leading zeros would have been lost and payrun cannot tell; check these identifiers, and format the column as Text"
+            ]
+        );
+        let text = stdout(&validate(dir.path(), &[book.to_str().unwrap()]));
+        assert!(
+            text.contains("Note: column \"Numéro\" holds numbers, not text"),
+            "{text}"
+        );
+    }
+
     /// `hidden-row.xls` (LibreOffice) has row 3 (A-2, 70000) hidden, and
     /// nothing payrun reads says so. Refused, even with --skip-hidden-rows
     /// (which could not skip it); read only with --assume-no-hidden-rows,

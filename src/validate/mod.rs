@@ -13,6 +13,7 @@ pub mod columns;
 pub mod fields;
 mod ids;
 pub mod number;
+mod numeric;
 pub mod phone;
 mod row;
 mod sheet;
@@ -340,6 +341,7 @@ pub fn scan(
             }
         }
     }
+    summary.notices.extend(validator.number_column_notices());
     if summary.rows == 0 {
         anyhow::bail!(
             "{} has a header row but no data rows: add one row per payout below the header",
