@@ -142,11 +142,9 @@ fn ods_cells(xml: impl BufRead) -> Result<OdsCells> {
                 rows = 0;
                 (top, bottom, left, right) = (u64::MAX, 0, u64::MAX, 0);
             }
-            Event::End(e) if e.name().as_ref() == "table:table" => {
-                if top < bottom {
-                    let cells = (bottom - top).saturating_mul(right - left);
-                    out.dense = out.dense.saturating_add(cells);
-                }
+            Event::End(e) if e.name().as_ref() == "table:table" && top < bottom => {
+                let cells = (bottom - top).saturating_mul(right - left);
+                out.dense = out.dense.saturating_add(cells);
             }
             Event::Start(e) | Event::Empty(e) if e.name().as_ref() == "table:table-row" => {
                 row_repeat = repeat(&e, "table:number-rows-repeated");
