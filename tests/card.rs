@@ -261,6 +261,23 @@ fn invalid_request_exits_2_and_sends_nothing() {
     assert!(ledger.transactions.is_empty());
 }
 
+/// `80.000` XOF reads 80 with a decimal point and 80 000 the French way:
+/// refused before anything is sent, naming the value and both readings,
+/// never charged as 80.
+#[test]
+fn locale_ambiguous_amount_is_refused_and_not_sent() {
+    let env = Env::default();
+    let mut req = request(ENROLLED, "PAY-80");
+    req["amount"] = json!("80.000");
+    let out = env.pay_file(&req, &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("amount = \"80.000\""), "{err}");
+    assert!(err.contains("reads 80 "), "{err}");
+    assert!(err.contains("\"80000\" if 80000 is meant"), "{err}");
+    assert!(env.ledger().get("PAY-80").is_none());
+}
+
 #[test]
 fn ambiguous_answer_is_unknown_and_never_resent() {
     for config in [

@@ -610,6 +610,48 @@ fn import_only_needs_no_key_and_sends_nothing() {
     assert!(sb.ledger().transactions.iter().all(|t| t.debits == 1));
 }
 
+/// A zero-padded account number cell (`0000000000` format, LibreOffice's
+/// `numeric-ids.xlsx`) is paid to the account the sheet shows, with its
+/// leading zero, not to the number's digits.
+#[test]
+fn zero_padded_account_is_paid_as_shown() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.path("paie.xlsx");
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/numeric-ids.xlsx");
+    std::fs::copy(fixture, &file).unwrap();
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let rows = read_csv(&w.report());
+    assert_eq!(col(&rows, 0, "account_id"), "0701020304");
+    assert_eq!(col(&rows, 1, "account_id"), "2250505112233");
+}
+
+/// An .xls workbook, whose hidden rows payrun cannot see (row 3 of the
+/// fixture is hidden), is not paid unless the user says none is hidden.
+#[test]
+fn xls_workbook_is_not_paid_without_assume_no_hidden_rows() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    w.write("payrun.toml", "default_payout_method_id = \"momo\"\n");
+    let file = w.path("paie.xls");
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hidden-row.xls");
+    std::fs::copy(fixture, &file).unwrap();
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(
+        text(&out).contains("--assume-no-hidden-rows"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(sb.ledger().requests.total, 0);
+    let out = w.run(&file, &sb.base_url(), &["--assume-no-hidden-rows"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(sb.ledger().transactions.len(), 3);
+}
+
 #[test]
 fn a_usage_error_exits_1_not_2() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))

@@ -1119,7 +1119,16 @@ mod workbooks {
                 "17179869184 cells, more than payrun reads",
             ),
             ("absurd-strings.xlsx", "claims 4000000000000000 strings"),
-            ("repeated-rows.ods", "cannot read"),
+            (
+                "repeated-rows.ods",
+                "1000001028 cells, more than payrun reads in an .ods file",
+            ),
+            // Under calamine's own limit (100 million cells), this 1 KB
+            // file made payrun take 5 GB before it was counted first.
+            (
+                "repeated-rows-80m.ods",
+                "80001028 cells, more than payrun reads in an .ods file",
+            ),
         ] {
             let o = validate(dir.path(), &[fixture(name).to_str().unwrap()]);
             assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
@@ -1257,6 +1266,77 @@ mod workbooks {
         let v = json(&o);
         assert_eq!(v["skipped_rows"], serde_json::json!([5]));
         assert_eq!(v["currencies"]["XOF"]["total"], "3000");
+    }
+
+    /// `numeric-ids.xlsx` (LibreOffice): the account of row 2 is the number
+    /// 701020304 in a `0000000000` format, shown as `0701020304`; row 3's is
+    /// 2250505112233 in a General format. Row 2 is read padded, as shown;
+    /// row 3 is read as its digits and the column is named in a notice,
+    /// since a leading zero lost there cannot be seen.
+    #[test]
+    fn number_cells_in_the_account_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = fixture("numeric-ids.xlsx");
+        let o = validate(dir.path(), &[book.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let v = json(&o);
+        assert_eq!(v["valid"], 2);
+        let notices: Vec<String> = v["notices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            notices,
+            [
+                "column \"Numéro\" holds numbers, not text (row 3): leading zeros would have been lost and payrun cannot tell; check these identifiers, and format the column as Text"
+            ]
+        );
+        let text = stdout(&validate(dir.path(), &[book.to_str().unwrap()]));
+        assert!(
+            text.contains("Note: column \"Numéro\" holds numbers, not text"),
+            "{text}"
+        );
+    }
+
+    /// `hidden-row.xls` (LibreOffice) has row 3 (A-2, 70000) hidden, and
+    /// nothing payrun reads says so. Refused, even with --skip-hidden-rows
+    /// (which could not skip it); read only with --assume-no-hidden-rows,
+    /// with a note, and then the hidden row is read like any other.
+    #[test]
+    fn xls_hidden_rows_cannot_be_checked_so_the_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "payrun.toml",
+            "default_payout_method_id = \"momo\"\n",
+        );
+        let book = fixture("hidden-row.xls");
+        let file = book.to_str().unwrap();
+        for extra in [&[][..], &["--skip-hidden-rows"][..]] {
+            let o = validate(dir.path(), &[&[file][..], extra].concat());
+            assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", stdout(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains("cannot tell which rows of a .xls workbook are hidden")
+                    && err.contains("save the workbook as .xlsx")
+                    && err.contains("--assume-no-hidden-rows"),
+                "{err}"
+            );
+        }
+        let o = validate(
+            dir.path(),
+            &[file, "--assume-no-hidden-rows", "--format", "json"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let v = json(&o);
+        assert_eq!(v["currencies"]["XOF"]["total"], "73000");
+        let notices = v["notices"].to_string();
+        assert!(
+            notices.contains("hidden or filtered rows were not looked for"),
+            "{notices}"
+        );
     }
 
     #[test]

@@ -213,14 +213,27 @@ pub(super) fn check_amount(
                 e,
                 AmountError::Separator | AmountError::NotDigits | AmountError::Malformed
             );
-            let fix = if syntax && unit == AmountUnit::Major {
-                DIGITS_FIX
-            } else {
-                fix
+            let fix = match &e {
+                // The payroll message suggests `number_format`, which JSON
+                // amounts do not read: name the two ways to write it instead.
+                AmountError::Ambiguous { en, fr } => ambiguous_fix(en, fr, unit),
+                _ if syntax && unit == AmountUnit::Major => DIGITS_FIX.to_owned(),
+                _ => fix.to_owned(),
             };
             errs.push(FieldError::new(FIELD, quote(&text), problem, fix));
             None
         }
+    }
+}
+
+/// The fix of an amount such as `80.000`, which reads `en` with a decimal
+/// point and `fr` with a thousands separator: write the one meant without
+/// the ambiguity (a fraction only where the unit allows one).
+fn ambiguous_fix(en: &str, fr: &str, unit: AmountUnit) -> String {
+    if en.contains('.') && unit == AmountUnit::Major {
+        format!("write \"{fr}\" if {fr} is meant (amounts are whole major units here)")
+    } else {
+        format!("write \"{fr}\" if {fr} is meant, or \"{en}\" if {en} is meant")
     }
 }
 
@@ -271,5 +284,42 @@ pub(super) fn check_email(raw: Raw<String>, errs: &mut Vec<FieldError>) -> Optio
             FIX,
         ));
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn amount(text: &str, code: &str, unit: AmountUnit) -> Result<String, FieldError> {
+        let mut errs = Vec::new();
+        let c = Currency::from_code(code);
+        match check_amount(Raw::Text(text.to_owned()), c, unit, &mut errs) {
+            Some((_, wire)) => Ok(wire),
+            None => Err(errs.remove(0)),
+        }
+    }
+
+    /// `80.000` XOF is 80 000 the French way and 80 the English way: the
+    /// card payment is refused naming the value and both readings, as a
+    /// payroll row would be, instead of charging 80.
+    #[test]
+    fn locale_ambiguous_amounts_refused() {
+        let e = amount("80.000", "XOF", AmountUnit::Major).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("\"80.000\""), "{text}");
+        assert!(text.contains("reads 80 "), "{text}");
+        assert!(text.contains("80000"), "{text}");
+        assert!(!text.contains("number_format"), "{text}");
+        let e = amount("1.500", "EUR", AmountUnit::Minor).unwrap_err();
+        assert!(e.to_string().contains("\"1.5\" if 1.5 is meant"), "{e}");
+        let e = amount("1.500", "XOF", AmountUnit::Major).unwrap_err();
+        assert!(e.to_string().contains("whole major units"), "{e}");
+        // Unambiguous writings of the same amounts still pass.
+        assert_eq!(amount("80000", "XOF", AmountUnit::Major).unwrap(), "80000");
+        assert_eq!(amount("80", "XOF", AmountUnit::Major).unwrap(), "80");
+        assert_eq!(amount("80.00", "EUR", AmountUnit::Major).unwrap(), "80");
+        assert_eq!(amount("1.5", "EUR", AmountUnit::Minor).unwrap(), "150");
+        assert_eq!(amount("1.50", "EUR", AmountUnit::Minor).unwrap(), "150");
     }
 }

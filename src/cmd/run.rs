@@ -118,6 +118,10 @@ pub struct RunArgs {
     /// skipped) instead of refusing the file.
     #[arg(long)]
     pub skip_hidden_rows: bool,
+    /// Read an .xls or .xlsb workbook, whose hidden or filtered rows payrun
+    /// cannot detect, after checking that none is hidden (refused otherwise).
+    #[arg(long)]
+    pub assume_no_hidden_rows: bool,
     /// No progress output.
     #[arg(long)]
     pub quiet: bool,
@@ -165,6 +169,7 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
         new_run: args.new_run,
         sheet: args.sheet.clone(),
         skip_hidden_rows: args.skip_hidden_rows,
+        assume_no_hidden_rows: args.assume_no_hidden_rows,
         import_only: args.import_only,
         expect_total: args.expect_total.clone(),
         engine: EngineOptions {

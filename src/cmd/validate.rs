@@ -37,6 +37,10 @@ pub struct ValidateArgs {
     /// skipped) instead of refusing the file.
     #[arg(long)]
     pub skip_hidden_rows: bool,
+    /// Read an .xls or .xlsb workbook, whose hidden or filtered rows payrun
+    /// cannot detect, after checking that none is hidden (refused otherwise).
+    #[arg(long)]
+    pub assume_no_hidden_rows: bool,
 }
 
 /// Rejected rows whose errors are printed; the rest are counted. A file
@@ -68,6 +72,7 @@ pub fn command(args: ValidateArgs) -> Result<Exit> {
         sheet: args.sheet.clone(),
         rejected_path: args.rejected.clone(),
         skip_hidden_rows: args.skip_hidden_rows,
+        assume_no_hidden_rows: args.assume_no_hidden_rows,
     };
     let mut shown: Vec<FieldError> = Vec::new();
     let mut shown_rows = 0usize;

@@ -214,6 +214,7 @@ pub fn import(
         sheet: settings.sheet.clone(),
         rejected_path: Some(rejected_path.to_path_buf()),
         skip_hidden_rows: settings.skip_hidden_rows,
+        assume_no_hidden_rows: settings.assume_no_hidden_rows,
     };
     let guard = if settings.allow_repeats {
         None

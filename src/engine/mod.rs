@@ -80,6 +80,9 @@ pub struct Settings {
     pub sheet: Option<String>,
     /// `--skip-hidden-rows`: leave out a workbook's hidden rows.
     pub skip_hidden_rows: bool,
+    /// `--assume-no-hidden-rows`: read an .xls/.xlsb workbook although its
+    /// hidden rows cannot be detected.
+    pub assume_no_hidden_rows: bool,
     /// The batch/period reference (`--period`, `period`, default: the
     /// current month); part of every derived transaction id.
     pub period: String,

@@ -4,10 +4,15 @@
 //! the dense sheet `calamine` builds would need hundreds of gigabytes. Both
 //! abort the process. Here the claims are bounded by the real content and
 //! the sheet's span by a cell budget, and a workbook beyond them is
-//! refused with a message. (.ods repeats are capped by `calamine` itself.)
+//! refused with a message. An .ods file does the same with repeat counts
+//! (`table:number-rows-repeated="1000000"`): `calamine` expands them into
+//! dense cells of every sheet when it opens the file, and its own limit
+//! (100 million cells) still lets a 1 KB file take gigabytes, so the cells
+//! it would build are counted first ([`check_ods`]).
 
 use anyhow::{Context, Result, bail};
-use std::io::Read;
+use quick_xml::events::{BytesStart, Event};
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 /// Cells of the dense rectangle spanned by a worksheet's cells: a million
@@ -54,6 +59,134 @@ pub fn check_xlsx(path: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Cells `calamine` may build for all the sheets of an .ods file: it keeps
+/// a value (32 bytes) and a formula text (24 bytes) per cell for every
+/// sheet, so this is half of [`MAX_CELLS`] for about the same memory
+/// (10 million cells, 500,000 rows of 20 columns: about 560 MB).
+pub const MAX_ODS_CELLS: u64 = MAX_CELLS / 2;
+/// Columns of a sheet (`calamine` caps a row there).
+const ODS_MAX_COLUMNS: u64 = 16_384;
+
+/// Checks `path` (an .ods) against the budget: the cells `calamine`
+/// expands from the repeat counts of `content.xml`, before it does.
+pub fn check_ods(path: &Path) -> Result<()> {
+    let name = path.display();
+    let file = std::fs::File::open(path).with_context(|| format!("cannot open {name}"))?;
+    let Ok(mut zip) = zip::ZipArchive::new(std::io::BufReader::new(file)) else {
+        return Ok(());
+    };
+    let Ok(content) = zip.by_name("content.xml") else {
+        return Ok(());
+    };
+    // A damaged XML is calamine's to name; only the count matters here.
+    let Ok(cells) = ods_cells(std::io::BufReader::new(content)) else {
+        return Ok(());
+    };
+    if let Some(too_many) = cells.over(MAX_ODS_CELLS) {
+        bail!(
+            "{name}: its sheets' repeated rows and columns make {too_many} cells, more than payrun reads in an .ods file ({MAX_ODS_CELLS}); delete the empty formatted rows and columns between and below the data, or save the sheet as .xlsx or CSV"
+        );
+    }
+    Ok(())
+}
+
+/// What `calamine` builds from an .ods `content.xml`.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct OdsCells {
+    /// Cells it stores while reading rows (each row element once,
+    /// repeated columns expanded up to the last non-empty cell).
+    read: u64,
+    /// Cells of the dense rectangles it then builds, one per sheet, from
+    /// the first to the last non-empty row and column, repeats expanded.
+    dense: u64,
+}
+
+impl OdsCells {
+    /// The larger count when it is above `max`.
+    fn over(&self, max: u64) -> Option<u64> {
+        let most = self.read.max(self.dense);
+        (most > max).then_some(most)
+    }
+}
+
+/// The value of numeric attribute `name` of `e` (a repeat count), at least 1.
+fn repeat(e: &BytesStart<'_>, name: &str) -> u64 {
+    e.attributes()
+        .flatten()
+        .find(|a| a.key.as_ref() == name)
+        .and_then(|a| a.value.trim().parse().ok())
+        .unwrap_or(1u64)
+        .max(1)
+}
+
+/// Counts the cells of every `table:table` of an .ods `content.xml`,
+/// streaming. A cell holds something when it has a value type, a formula
+/// or content; empty cells count only before a non-empty one in their row.
+fn ods_cells(xml: impl BufRead) -> Result<OdsCells> {
+    let mut out = OdsCells::default();
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    // Per sheet: rows so far, and the span of the non-empty cells.
+    let mut rows = 0u64;
+    let (mut top, mut bottom, mut left, mut right) = (u64::MAX, 0u64, u64::MAX, 0u64);
+    // Per row: its repeat count, columns so far, cells stored, span.
+    let (mut row_repeat, mut col, mut stored) = (1u64, 0u64, 0u64);
+    let (mut first, mut last) = (u64::MAX, 0u64);
+    loop {
+        let event = reader.read_event_into(&mut buf)?;
+        let empty = matches!(event, Event::Empty(_));
+        match event {
+            Event::Start(e) if e.name().as_ref() == "table:table" => {
+                rows = 0;
+                (top, bottom, left, right) = (u64::MAX, 0, u64::MAX, 0);
+            }
+            Event::End(e) if e.name().as_ref() == "table:table" && top < bottom => {
+                let cells = (bottom - top).saturating_mul(right - left);
+                out.dense = out.dense.saturating_add(cells);
+            }
+            Event::Start(e) | Event::Empty(e) if e.name().as_ref() == "table:table-row" => {
+                row_repeat = repeat(&e, "table:number-rows-repeated");
+                (col, stored, first, last) = (0, 0, u64::MAX, 0);
+                if empty {
+                    rows = rows.saturating_add(row_repeat);
+                }
+            }
+            Event::End(e) if e.name().as_ref() == "table:table-row" => {
+                out.read = out.read.saturating_add(stored.min(ODS_MAX_COLUMNS));
+                if first < last {
+                    top = top.min(rows);
+                    bottom = rows.saturating_add(row_repeat);
+                    left = left.min(first);
+                    right = right.max(last.min(ODS_MAX_COLUMNS));
+                }
+                rows = rows.saturating_add(row_repeat);
+            }
+            Event::Start(e) | Event::Empty(e)
+                if matches!(
+                    e.name().as_ref(),
+                    "table:table-cell" | "table:covered-table-cell"
+                ) =>
+            {
+                let n = repeat(&e, "table:number-columns-repeated");
+                let holds = !empty
+                    || e.attributes()
+                        .flatten()
+                        .any(|a| matches!(a.key.as_ref(), "office:value-type" | "table:formula"));
+                if holds {
+                    first = first.min(col);
+                    last = col.saturating_add(n);
+                    stored = last;
+                }
+                col = col.saturating_add(n);
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    Ok(out)
 }
 
 /// The number in `attr"N"` within `head`.
@@ -136,6 +269,46 @@ mod tests {
             xml.extend_from_slice(format!("<row><c r=\"A{r}\"/><c r=\"D{r}\"/></row>").as_bytes());
         }
         assert_eq!(span(&mut &xml[..]).unwrap(), (20_000, 4));
+    }
+
+    /// Repeats count as `calamine` expands them: rows and columns up to
+    /// the last non-empty cell, not the formatted emptiness around them.
+    #[test]
+    fn ods_cells_count_repeats() {
+        let xml = br#"<office:spreadsheet><table:table table:name="A">
+            <table:table-row table:number-rows-repeated="3"><table:table-cell table:number-columns-repeated="1024"/></table:table-row>
+            <table:table-row><table:table-cell office:value-type="string"><text:p>x</text:p></table:table-cell><table:table-cell table:number-columns-repeated="2"/><table:table-cell office:value-type="float" office:value="1"/><table:table-cell table:number-columns-repeated="1020"/></table:table-row>
+            <table:table-row table:number-rows-repeated="5"><table:table-cell/></table:table-row>
+            <table:table-row><table:table-cell table:number-columns-repeated="2"/><table:table-cell table:formula="of:=1"/></table:table-row>
+            <table:table-row table:number-rows-repeated="1048000"><table:table-cell table:number-columns-repeated="1024"/></table:table-row>
+            </table:table><table:table table:name="B"><table:table-row/></table:table></office:spreadsheet>"#;
+        // Sheet A: rows 4 to 10 (7 rows), columns 1 to 4; the 1,048,000
+        // formatted rows below and 1,020 columns right are not built.
+        assert_eq!(
+            ods_cells(&xml[..]).unwrap(),
+            OdsCells {
+                read: 4 + 3,
+                dense: 7 * 4
+            }
+        );
+        let bomb = br#"<table:table><table:table-row table:number-rows-repeated="1000000"><table:table-cell office:value-type="float" office:value="1" table:number-columns-repeated="1000"/></table:table-row></table:table>"#;
+        let cells = ods_cells(&bomb[..]).unwrap();
+        assert_eq!(
+            cells,
+            OdsCells {
+                read: 1000,
+                dense: 1_000_000_000
+            }
+        );
+        assert_eq!(cells.over(MAX_ODS_CELLS), Some(1_000_000_000));
+        assert_eq!(
+            OdsCells {
+                read: 10,
+                dense: 10
+            }
+            .over(MAX_ODS_CELLS),
+            None
+        );
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! them silently would pay what nobody checked. Read here from the
 //! workbook's XML: `<row hidden="1">` in an .xlsx worksheet part, and
 //! `table:visibility="collapsed"` or `"filter"` on an .ods
-//! `table:table-row` (honouring `table:number-rows-repeated`). Other
-//! formats (.xls, .xlsb) report no hidden rows.
+//! `table:table-row` (honouring `table:number-rows-repeated`). The
+//! binary formats (.xls, .xlsb) are not read here (nor by `calamine`): for
+//! them the answer is "unknown", which the caller refuses unless told the
+//! rows were checked.
 
 use anyhow::{Context, Result};
 use quick_xml::XmlVersion;
@@ -13,10 +15,19 @@ use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
+/// Whether the rows of a workbook with extension `ext` can be checked for
+/// visibility: .xlsx, .xlsm and .ods yes; .xls and .xlsb no.
+pub fn visibility_known(ext: &str) -> bool {
+    matches!(ext, "xlsx" | "xlsm" | "ods")
+}
+
 /// Hidden rows (spreadsheet numbers, 1-based) of worksheet `sheet` of the
-/// workbook at `path`, by its extension; empty for formats without a
-/// readable row visibility.
+/// workbook at `path`, by its extension; empty for formats whose row
+/// visibility is not known ([`visibility_known`]).
 pub fn hidden_rows(path: &Path, ext: &str, sheet: &str) -> Result<BTreeSet<u64>> {
+    if !visibility_known(ext) {
+        return Ok(BTreeSet::new());
+    }
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let Ok(mut zip) = zip::ZipArchive::new(BufReader::new(file)) else {

@@ -7,6 +7,7 @@
 
 mod budget;
 mod delimited;
+mod formats;
 mod hidden;
 mod text;
 mod workbook;
@@ -33,6 +34,10 @@ pub struct RawRow {
     /// zeros, digits past the 15th, or a phone number's `+`. Always empty
     /// for CSV.
     pub numeric: Vec<usize>,
+    /// Of `numeric`, the cells whose number format pads them with zeros
+    /// (`0000000000`): their text is the padded digits the sheet shows, so
+    /// no leading zero was lost.
+    pub padded: Vec<usize>,
 }
 
 /// A stream of rows: the header row first (read when the source is opened),
@@ -63,6 +68,12 @@ pub trait RowSource {
     /// caller to refuse or skip. Always empty for CSV.
     fn hidden_rows(&self) -> Vec<u64> {
         Vec::new()
+    }
+    /// The format (`xls`, `xlsb`) of a workbook whose hidden rows cannot be
+    /// told from the file: [`RowSource::hidden_rows`] is then empty whether
+    /// or not rows are hidden. `None` for CSV and the other formats.
+    fn hidden_rows_unknown(&self) -> Option<String> {
+        None
     }
 }
 

@@ -7,12 +7,12 @@
 //! cells their cached value, and error cells (`#REF!`) are reported so the
 //! row is rejected. Row numbers are the spreadsheet's own.
 //!
-//! `calamine` loads one worksheet into memory; workbooks are bounded by the
-//! format (1,048,576 rows) and payroll sheets are far smaller.
+//! `calamine` loads one worksheet into memory (every sheet of an .ods);
+//! `budget` bounds what it may build before it opens the file.
 
 use super::{RawRow, RowSource, is_blank};
 use anyhow::{Context, Result, anyhow, bail};
-use calamine::{Data, Range, Reader, SheetType, SheetVisible, Sheets, open_workbook};
+use calamine::{Data, Range, Reader, SheetType, SheetVisible, Sheets, StyleRange, open_workbook};
 use csv::StringRecord;
 use std::path::Path;
 
@@ -46,6 +46,10 @@ pub struct WorkbookSource {
     header: RawRow,
     /// Data rows (spreadsheet numbers) hidden or filtered out, not blank.
     hidden: Vec<u64>,
+    /// The extension, when the format does not say which rows are hidden.
+    hidden_unknown: Option<String>,
+    /// Cell styles (.xlsx/.xlsm), for zero-padded number formats.
+    styles: Option<StyleRange>,
 }
 
 impl WorkbookSource {
@@ -61,8 +65,10 @@ impl WorkbookSource {
         if !path.exists() {
             bail!("cannot open {name}: no such file");
         }
-        if matches!(ext.as_str(), "xlsx" | "xlsm") {
-            super::budget::check_xlsx(path)?;
+        match ext.as_str() {
+            "xlsx" | "xlsm" => super::budget::check_xlsx(path)?,
+            "ods" => super::budget::check_ods(path)?,
+            _ => {}
         }
         let mut book: Sheets<_> = match ext.as_str() {
             "xls" => Sheets::Xls(open_workbook(path).map_err(|e| fail(&e))?),
@@ -111,6 +117,12 @@ impl WorkbookSource {
                 quoted(&hidden)
             ));
         }
+        // Read before the cells, so its working memory (16 bytes a styled
+        // cell) is freed before the sheet's is taken. Unreadable styles
+        // leave numbers unpadded, and the validator notes such columns.
+        let styles = matches!(ext.as_str(), "xlsx" | "xlsm")
+            .then(|| book.worksheet_style(&sheet_name).ok())
+            .flatten();
         let range = book
             .worksheet_range(&sheet_name)
             .map_err(|e| fail(&e))
@@ -132,6 +144,8 @@ impl WorkbookSource {
             next: 0,
             header: RawRow::default(),
             hidden: Vec::new(),
+            hidden_unknown: (!super::hidden::visibility_known(&ext)).then(|| ext.clone()),
+            styles,
         };
         let mut header = RawRow::default();
         if !src.next_row(&mut header)? {
@@ -151,6 +165,13 @@ impl WorkbookSource {
 }
 
 impl WorkbookSource {
+    /// The width a zero-padded number format gives the cell at the
+    /// absolute position `pos`, if it has one.
+    fn pad_width(&self, pos: (u32, u32)) -> Option<usize> {
+        let format = self.styles.as_ref()?.get(pos)?.number_format.as_ref()?;
+        super::formats::zero_pad_width(&format.format_code)
+    }
+
     /// Whether row `i` of the range has no text (past the range: yes).
     fn blank(&self, i: u64) -> bool {
         let Ok(i) = usize::try_from(i) else {
@@ -189,6 +210,10 @@ impl RowSource for WorkbookSource {
         self.hidden.clone()
     }
 
+    fn hidden_rows_unknown(&self) -> Option<String> {
+        self.hidden_unknown.clone()
+    }
+
     fn next_row(&mut self, out: &mut RawRow) -> Result<bool> {
         let width = self.range.width();
         while self.next < self.range.height() {
@@ -197,6 +222,7 @@ impl RowSource for WorkbookSource {
             out.fields.clear();
             out.cell_errors.clear();
             out.numeric.clear();
+            out.padded.clear();
             let start = self.range.start().unwrap_or((0, 0));
             for col in 0..width {
                 let cell = self.range.get((i, col)).unwrap_or(&Data::Empty);
@@ -220,7 +246,18 @@ impl RowSource for WorkbookSource {
                     }
                     Data::Float(_) | Data::Int(_) => {
                         out.numeric.push(col);
-                        out.fields.push_field(&cell_text(cell));
+                        let text = cell_text(cell);
+                        let pos = (start.0 + i as u32, start.1 + col as u32);
+                        match self
+                            .pad_width(pos)
+                            .and_then(|w| super::formats::pad(&text, w))
+                        {
+                            Some(padded) => {
+                                out.padded.push(col);
+                                out.fields.push_field(&padded);
+                            }
+                            None => out.fields.push_field(&text),
+                        }
                     }
                     other => out.fields.push_field(&cell_text(other)),
                 }

@@ -200,10 +200,12 @@ pub struct Amount {
 
 /// Parses `text` as a plain decimal amount in `currency`, whose ISO 4217
 /// minor-unit digits are `exponent`, and computes the wire amount for
-/// `unit`: digits and an optional `.`, nothing else. For amounts written
-/// by programs (the card API); payroll files go through
-/// [`parse_amount_with`], which also refuses locale-ambiguous values and
-/// implausible amounts.
+/// `unit`: digits and an optional `.`, nothing else, and never a value
+/// whose reading depends on the locale (`80.000`: 80, or 80 000 the French
+/// way), refused as in payroll files ([`number::point_reading`]). For
+/// amounts in JSON (the card API); payroll files go through
+/// [`parse_amount_with`], which also reads `number_format`, currency words
+/// and refuses implausible amounts.
 pub fn parse_amount(
     text: &str,
     currency: &str,
@@ -211,6 +213,7 @@ pub fn parse_amount(
     unit: AmountUnit,
 ) -> Result<Amount, AmountError> {
     let plain = parse_plain(text)?;
+    number::point_reading(text)?;
     check_amount(&plain, currency, exponent, unit)
 }
 
@@ -343,6 +346,28 @@ mod tests {
                 fr: "25000000".into()
             })
         );
+    }
+
+    /// The card API's plain rule refuses the locale-ambiguous `80.000`
+    /// like a payroll row, whatever the currency's decimals.
+    #[test]
+    fn plain_amounts_refuse_three_digits_after_the_point() {
+        let plain = |t: &str, exp| parse_amount(t, "TST", exp, AmountUnit::Minor);
+        assert_eq!(
+            plain("80.000", 0),
+            Err(AmountError::Ambiguous {
+                en: "80".into(),
+                fr: "80000".into()
+            })
+        );
+        assert!(matches!(
+            plain("1.500", 3),
+            Err(AmountError::Ambiguous { .. })
+        ));
+        assert_eq!(plain("80.00", 2).unwrap().wire, "8000");
+        assert_eq!(plain("1.5", 3).unwrap().wire, "1500");
+        assert_eq!(plain("1.5000", 4).unwrap().wire, "15000");
+        assert_eq!(plain("80000", 0).unwrap().wire, "80000");
     }
 
     #[test]

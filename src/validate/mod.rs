@@ -13,6 +13,7 @@ pub mod columns;
 pub mod fields;
 mod ids;
 pub mod number;
+mod numeric;
 pub mod phone;
 mod row;
 mod sheet;
@@ -42,6 +43,9 @@ pub struct ScanOptions {
     /// Leave out (as skipped) the rows of a workbook hidden or filtered out
     /// in the spreadsheet program, instead of refusing the file.
     pub skip_hidden_rows: bool,
+    /// Read a workbook whose hidden rows cannot be detected (.xls, .xlsb),
+    /// the user having checked that none is hidden; refused otherwise.
+    pub assume_no_hidden_rows: bool,
 }
 
 /// Hidden rows named in the refusal; the rest are counted.
@@ -156,6 +160,15 @@ pub fn scan(
     mut on_row: impl FnMut(RowOutcome<'_>) -> Result<()>,
 ) -> Result<Summary> {
     let mut source = input::open(path, opts.sheet.as_deref(), cfg.encoding.as_deref())?;
+    let unknown = source.hidden_rows_unknown();
+    if let Some(ext) = &unknown
+        && !opts.assume_no_hidden_rows
+    {
+        anyhow::bail!(
+            "{}: payrun cannot tell which rows of a .{ext} workbook are hidden or filtered out, so it would pay rows nobody sees: save the workbook as .xlsx (or .ods) and give that file, or, after checking in the spreadsheet program that no row is hidden or filtered, pass --assume-no-hidden-rows",
+            path.display()
+        );
+    }
     let hidden = source.hidden_rows();
     if !hidden.is_empty() && !opts.skip_hidden_rows {
         let named: Vec<String> = hidden
@@ -221,6 +234,11 @@ pub fn scan(
         notices: source.notices(),
         ..Summary::default()
     };
+    if let Some(ext) = &unknown {
+        summary.notices.push(format!(
+            "hidden or filtered rows were not looked for: a .{ext} workbook does not show them to payrun (--assume-no-hidden-rows); save it as .xlsx to have them checked"
+        ));
+    }
     if !hidden.is_empty() {
         summary.notices.push(format!(
             "{} row{} hidden or filtered out in the spreadsheet left out (--skip-hidden-rows), listed with the skipped rows",
@@ -323,6 +341,7 @@ pub fn scan(
             }
         }
     }
+    summary.notices.extend(validator.number_column_notices());
     if summary.rows == 0 {
         anyhow::bail!(
             "{} has a header row but no data rows: add one row per payout below the header",

@@ -185,11 +185,7 @@ fn groups(number: &str, format: Option<NumberFormat>) -> Result<String, AmountEr
     // No format: a single `.` is a decimal point unless exactly three
     // digits follow it (then it may be a thousands separator).
     if seps == ['.'] {
-        let (int, frac) = number.split_once('.').unwrap_or((number, ""));
-        if frac.len() != 3 {
-            return Ok(number.to_owned());
-        }
-        return Err(ambiguous(&format!("{int}.{frac}"), &format!("{int}{frac}")));
+        return point_reading(number).map(|()| number.to_owned());
     }
     match (
         reading(number, NumberFormat::En),
@@ -208,6 +204,21 @@ fn groups(number: &str, format: Option<NumberFormat>) -> Result<String, AmountEr
             format: "",
             other: None,
         }),
+    }
+}
+
+/// A plain decimal (digits and at most one `.`) whose `.` may be a
+/// thousands separator: exactly three digits after it (`80.000`, `1.500`)
+/// read as decimals in English and as thousands in French. Refused with
+/// both readings; any other plain decimal is fine. Also the rule of amounts
+/// written by programs (`amount::parse_amount`), which a person may have
+/// typed in a JSON file all the same.
+pub fn point_reading(plain: &str) -> Result<(), AmountError> {
+    match plain.split_once('.') {
+        Some((int, frac)) if frac.len() == 3 && !frac.contains('.') => {
+            Err(ambiguous(&format!("{int}.{frac}"), &format!("{int}{frac}")))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -8,6 +8,7 @@ use super::columns::{Col, Columns};
 use super::fields::{self, MAX_NAME_LEN, MAX_TEXT_LEN};
 use super::ids::IdSet;
 use super::number::NumberFormat;
+use super::numeric::{self, NumberColumns};
 use super::phone::Phones;
 use crate::config::{AmountUnit, Config};
 use crate::input::RawRow;
@@ -37,6 +38,8 @@ pub struct Validator {
     payees: IdSet,
     payees_seen: u64,
     key: String,
+    /// Identifier columns holding number cells, for the summary's notice.
+    number_columns: NumberColumns,
 }
 
 /// Whether a valid row pays the same as an earlier one.
@@ -141,6 +144,7 @@ impl Validator {
             payees: IdSet::default(),
             payees_seen: 0,
             key: String::new(),
+            number_columns: NumberColumns::default(),
             status_columns,
             format: cfg.number_format,
             max_amount,
@@ -178,6 +182,12 @@ impl Validator {
         &self.columns
     }
 
+    /// Notices naming the identifier columns that held number cells
+    /// without a zero-padded format (leading zeros may have been lost).
+    pub fn number_column_notices(&self) -> Vec<String> {
+        self.number_columns.notices(&self.columns)
+    }
+
     /// Validates one row. Every rule runs, so the user sees all the row's
     /// mistakes at once.
     pub fn check(&mut self, raw: &RawRow) -> Result<Payout, Vec<FieldError>> {
@@ -195,6 +205,7 @@ impl Validator {
             });
             return Err(errors);
         }
+        self.number_columns.record(raw, &self.columns);
 
         // A column payrun does not read says not to pay this row: never
         // pay it silently.
@@ -273,7 +284,7 @@ impl Validator {
                 let ok = check(Col::TransactionId, fields::identifier(id, "transaction_id"))
                     && check(
                         Col::TransactionId,
-                        numeric_identifier(raw, columns.index(Col::TransactionId), id),
+                        numeric::check(raw, columns.index(Col::TransactionId), id),
                     )
                     && check(
                         Col::TransactionId,
@@ -291,7 +302,7 @@ impl Validator {
         if check(Col::AccountId, fields::identifier(account_id, "account_id")) {
             check(
                 Col::AccountId,
-                numeric_identifier(raw, columns.index(Col::AccountId), account_id),
+                numeric::check(raw, columns.index(Col::AccountId), account_id),
             );
         }
 
@@ -365,8 +376,9 @@ impl Validator {
         let phones = &mut self.phones;
         let mut phone = |col: Col| -> Option<String> {
             // A number cell lost the `+`: its digits may still be a valid
-            // international number.
-            let numeric = columns.index(col).is_some_and(|i| raw.numeric.contains(&i));
+            // international number. One with a zero-padded format shows
+            // its leading zero, and is read as the text it shows.
+            let numeric = numeric::unpadded(raw, columns.index(col));
             match get(col) {
                 "" => None,
                 p if numeric && p.bytes().all(|b| b.is_ascii_digit()) => {
@@ -442,25 +454,6 @@ impl Validator {
     }
 }
 
-/// Significant digits a spreadsheet keeps in a number cell.
-const SPREADSHEET_DIGITS: usize = 15;
-
-/// An identifier read from a workbook's number cell: past 15 digits the
-/// spreadsheet has rounded it (another account), and a fraction or
-/// exponent is not an identifier.
-fn numeric_identifier(raw: &RawRow, index: Option<usize>, value: &str) -> Result<(), String> {
-    if !index.is_some_and(|i| raw.numeric.contains(&i)) {
-        return Ok(());
-    }
-    let digits = value.bytes().filter(u8::is_ascii_digit).count();
-    if digits > SPREADSHEET_DIGITS || value.contains('.') {
-        return Err(format!(
-            "the cell is a number, and spreadsheets keep only {SPREADSHEET_DIGITS} significant digits and drop leading zeros, so this may not be the identifier that was typed: format the column as Text and type the identifiers again"
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -497,6 +490,7 @@ mod tests {
             fields: StringRecord::from(cells.to_vec()),
             cell_errors: Vec::new(),
             numeric: Vec::new(),
+            padded: Vec::new(),
         }
     }
 
@@ -710,6 +704,30 @@ mod tests {
         // The same digits typed as text in a CSV still need the `+`.
         r.numeric.clear();
         assert!(v.check(&r).is_err());
+    }
+
+    /// Number cells with a zero-padded format come as the padded text the
+    /// sheet shows: an account keeps its leading zero (and its zeros do
+    /// not count as digits the spreadsheet rounded), and a local phone
+    /// number is read as typed, not as `+0...`.
+    #[test]
+    fn zero_padded_number_cells_read_as_shown() {
+        let mut v = validator("default_phone_region = \"CI\"\n", &HEADER);
+        let mut cells = good("");
+        cells[1] = "0000000000000000701020304".into();
+        cells[8] = "0701020304".into();
+        let mut r = raw(3, &cells.iter().map(String::as_str).collect::<Vec<_>>());
+        r.numeric = vec![1, 8];
+        r.padded = vec![1, 8];
+        let p = v.check(&r).unwrap();
+        assert_eq!(p.account_id, "0000000000000000701020304");
+        assert_eq!(p.beneficiary_phone.as_deref(), Some("+2250701020304"));
+        assert!(v.number_column_notices().is_empty());
+        // Unpadded, the same cells are read as numbers and noted.
+        r.padded.clear();
+        r.row = 4;
+        assert!(v.check(&r).is_err(), "+0701020304 is no phone number");
+        assert_eq!(v.number_column_notices().len(), 2);
     }
 
     #[test]
