@@ -38,6 +38,7 @@ use super::faults::{Ambiguity, Faults};
 use super::fields::{self, BodyError, FieldError};
 use super::misbehave::{self, Misbehaviour, Outage, RedirectOn};
 use super::persist;
+use super::peak::PeakRate;
 use super::state::{self, Answer, Ledger, LedgerSnapshot, RequestCounts};
 use crate::provider::wire::{Envelope, codes};
 
@@ -99,6 +100,8 @@ pub(crate) struct App {
     statuses: AtomicU64,
     rate_limited: AtomicU64,
     pub(crate) redirect_hits: AtomicU64,
+    /// The busiest second of provider calls.
+    peak: PeakRate,
 }
 
 impl std::fmt::Debug for App {
@@ -148,6 +151,7 @@ impl App {
             statuses: AtomicU64::new(0),
             rate_limited: AtomicU64::new(0),
             redirect_hits: AtomicU64::new(0),
+            peak: PeakRate::default(),
             faults: Faults::new(
                 config.seed,
                 config.latency_ms,
@@ -198,6 +202,7 @@ impl App {
             Call::Status => &self.statuses,
         };
         counter.fetch_add(1, Ordering::Relaxed);
+        self.peak.record();
     }
 
     pub(crate) fn snapshot(&self) -> LedgerSnapshot {
@@ -213,6 +218,7 @@ impl App {
             total: initiates + executes + pay + status,
             rate_limited: self.rate_limited.load(Ordering::Relaxed),
             redirect_hits: self.redirect_hits.load(Ordering::Relaxed),
+            peak_per_second: self.peak.peak(),
         };
         let mut ledger = self.ledger();
         let snapshot = ledger.snapshot(requests);

@@ -7,7 +7,7 @@
 //! (`serve`, `start`); the `payrun sandbox` command is `cmd::sandbox`. The rules live in
 //! the submodules: `state` (the books), `settle` (pending payouts),
 //! `fields` (request bodies), `card`, `faults`, `dialect`, `misbehave`,
-//! `persist` (the state file), `control` (the `/_sandbox/` routes) and
+//! `peak` (the busiest second of calls), `persist` (the state file), `control` (the `/_sandbox/` routes) and
 //! `http` (routes, envelope, connection cutting). User documentation:
 //! `docs/sandbox.md` and the README's sandbox section.
 
@@ -18,6 +18,7 @@ mod faults;
 mod fields;
 mod http;
 mod misbehave;
+mod peak;
 mod persist;
 mod settle;
 mod state;

@@ -233,6 +233,10 @@ pub struct RequestCounts {
     /// (`/_sandbox/redirected`): a client that follows redirects.
     #[serde(default)]
     pub redirect_hits: u64,
+    /// The most provider calls that arrived within any one second (all
+    /// calls, 429s included): the combined rate of every client.
+    #[serde(default)]
+    pub peak_per_second: u64,
 }
 
 /// The whole of `GET /_sandbox/ledger`; also returned in-process by
