@@ -37,8 +37,8 @@ use super::dialect::{self, Dialect, Rules};
 use super::faults::{Ambiguity, Faults};
 use super::fields::{self, BodyError, FieldError};
 use super::misbehave::{self, Misbehaviour, Outage, RedirectOn};
-use super::persist;
 use super::peak::PeakRate;
+use super::persist;
 use super::state::{self, Answer, Ledger, LedgerSnapshot, RequestCounts};
 use crate::provider::wire::{Envelope, codes};
 

@@ -3,7 +3,9 @@
 //! real `payrun` binary run against them.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod money;
+pub mod pg;
 
 use payrun::sandbox::{LedgerSnapshot, Running, SandboxConfig};
 use std::path::{Path, PathBuf};
