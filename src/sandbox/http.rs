@@ -205,12 +205,13 @@ impl App {
         self.peak.record();
     }
 
-    pub(crate) fn snapshot(&self) -> LedgerSnapshot {
+    /// The request counters alone: cheap, the books are not read.
+    pub(crate) fn requests(&self) -> RequestCounts {
         let initiates = self.initiates.load(Ordering::Relaxed);
         let executes = self.executes.load(Ordering::Relaxed);
         let pay = self.pays.load(Ordering::Relaxed);
         let status = self.statuses.load(Ordering::Relaxed);
-        let requests = RequestCounts {
+        RequestCounts {
             initiates,
             executes,
             pay,
@@ -219,7 +220,11 @@ impl App {
             rate_limited: self.rate_limited.load(Ordering::Relaxed),
             redirect_hits: self.redirect_hits.load(Ordering::Relaxed),
             peak_per_second: self.peak.peak(),
-        };
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> LedgerSnapshot {
+        let requests = self.requests();
         let mut ledger = self.ledger();
         let snapshot = ledger.snapshot(requests);
         // A look may settle pending payouts; keep the file in step.

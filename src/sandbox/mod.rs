@@ -220,6 +220,12 @@ impl Running {
         self.app.snapshot()
     }
 
+    /// The ledger's `requests` alone, without copying the books: for
+    /// watching a run's progress often.
+    pub fn requests(&self) -> RequestCounts {
+        self.app.requests()
+    }
+
     /// Stops accepting, lets open requests finish, and waits for the server.
     pub async fn shutdown(self) -> anyhow::Result<()> {
         let _ = self.shutdown.send(());

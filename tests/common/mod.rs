@@ -45,6 +45,11 @@ impl Sandbox {
     pub fn ledger(&self) -> LedgerSnapshot {
         self.running.as_ref().unwrap().ledger()
     }
+
+    /// The request counters alone (cheap enough to poll often).
+    pub fn requests(&self) -> payrun::sandbox::RequestCounts {
+        self.running.as_ref().unwrap().requests()
+    }
 }
 
 impl Drop for Sandbox {
