@@ -301,7 +301,7 @@ fn three_workers_killed_at_random_never_pay_twice_nor_exceed_the_shared_rate() {
     let out = w.run_db(&db, &file, &sb.base_url(), &EXTRA);
     match code(&out) {
         0 => {}
-        3 => settle_by_resend(&w, &db, &sb.base_url()),
+        3 => w.settle_by_resend_db(&db, &sb.base_url()),
         _ => panic!("seed {seed}: final run: {}", text(&out)),
     }
     let ledger = sb.ledger();
@@ -333,18 +333,4 @@ fn three_workers_killed_at_random_never_pay_twice_nor_exceed_the_shared_rate() {
         before,
         "seed {seed}: re-run made calls"
     );
-}
-
-/// Re-sends the executes left unknown until none is (the sandbox here is
-/// idempotent), then writes the report again, as an operator would.
-fn settle_by_resend(w: &Work, db: &str, base_url: &str) {
-    for _ in 0..20 {
-        let out = w.cmd_db(db, &["reconcile", "--resend", "--base-url", base_url]);
-        if code(&out) == 0 {
-            break;
-        }
-    }
-    let report = w.report();
-    let out = w.cmd_db(db, &["report", "--out", report.to_str().unwrap()]);
-    assert_eq!(code(&out), 0, "{}", text(&out));
 }

@@ -118,6 +118,21 @@ impl Work {
             .unwrap()
     }
 
+    /// [`Work::settle_by_resend`] on `--db DB`: re-sends the executes left
+    /// unknown until none is (for an idempotent sandbox), then writes the
+    /// report again, as an operator would.
+    pub fn settle_by_resend_db(&self, db: &str, base_url: &str) {
+        for _ in 0..20 {
+            let out = self.cmd_db(db, &["reconcile", "--resend", "--base-url", base_url]);
+            if super::code(&out) == 0 {
+                break;
+            }
+        }
+        let report = self.report();
+        let out = self.cmd_db(db, &["report", "--out", report.to_str().unwrap()]);
+        assert_eq!(super::code(&out), 0, "{}", super::text(&out));
+    }
+
     /// The binary in this folder, never the real per-user data folder.
     fn payrun_cmd(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_payrun"));
