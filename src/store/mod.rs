@@ -30,12 +30,14 @@
 //! - [`facade`]: the dispatch of every operation to the backend;
 //! - [`writer`]: the thread that group-commits claims and transitions;
 //! - [`lock`]: one run at a time per SQLite database file;
+//! - [`shared`]: the workers of a run shared through PostgreSQL, leases;
 //! - [`sqlite`], [`pg`]: the backends, one concern per file inside each.
 
 mod errors;
 mod facade;
 mod lock;
 pub mod pg;
+pub mod shared;
 pub mod sqlite;
 pub mod target;
 pub mod types;
@@ -45,6 +47,7 @@ pub use errors::{DuplicateIds, ImportError, WriteError};
 pub use facade::{Import, Store};
 pub use lock::RunLock;
 pub use sqlite::APPLICATION_ID;
+pub use shared::{Outstanding, WorkerInfo};
 pub use target::Db;
 pub use types::{
     Booked, CancelOutcome, Earlier, NewRun, RELEASED_ID_MARK, ReportRow, ReportTarget, RunInfo,

@@ -19,6 +19,7 @@ mod resolve;
 pub(crate) mod schema;
 #[allow(dead_code)] // used by the operations being ported
 mod sql;
+mod workers;
 
 pub use import::Import;
 
