@@ -46,8 +46,8 @@ mod writer;
 pub use errors::{DuplicateIds, ImportError, WriteError};
 pub use facade::{Import, Store};
 pub use lock::RunLock;
-pub use sqlite::APPLICATION_ID;
 pub use shared::{Outstanding, WorkerInfo};
+pub use sqlite::APPLICATION_ID;
 pub use target::Db;
 pub use types::{
     Booked, CancelOutcome, Earlier, NewRun, RELEASED_ID_MARK, ReportRow, ReportTarget, RunInfo,

@@ -107,7 +107,9 @@ impl Pg {
             let mut gone = HashSet::new();
             let mut me_live = false;
             for r in tx.query(
-                &format!("SELECT id, stopped_at IS NOT NULL, {AGE_MS} FROM workers WHERE run_id = $1"),
+                &format!(
+                    "SELECT id, stopped_at IS NOT NULL, {AGE_MS} FROM workers WHERE run_id = $1"
+                ),
                 &[&run_id],
             )? {
                 let (id, stopped, age): (i64, bool, i64) =
@@ -289,7 +291,10 @@ mod tests {
         assert!(b.adopt(run, wb, LEASE).unwrap().is_empty());
         let ws = b.workers(run).unwrap();
         assert_eq!(ws.len(), 2);
-        assert_eq!((ws[0].host.as_str(), ws[0].pid, ws[0].held), ("host-a", 11, 0));
+        assert_eq!(
+            (ws[0].host.as_str(), ws[0].pid, ws[0].held),
+            ("host-a", 11, 0)
+        );
         assert!(!ws[0].live(LEASE) && ws[1].live(LEASE));
         assert_eq!(ws[1].held, 2);
         // A stopped worker's payouts go at once; a dead adopter adopts nothing.
