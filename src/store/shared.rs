@@ -86,6 +86,14 @@ impl Store {
         }
     }
 
+    /// Writes from now on under `worker`'s lease (the fence): a transition
+    /// applies only to a payout this worker holds.
+    pub fn set_worker(&mut self, worker: Option<i64>) {
+        if let Store::Postgres(p) = self {
+            let _ = (p, worker); // MERGE-PGW: p.set_worker(worker)
+        }
+    }
+
     /// Refreshes the worker's heartbeat; `false` when its lease had already
     /// expired (or it stopped): it is gone for good and must not send.
     pub fn heartbeat(&mut self, worker: i64, lease: Duration) -> Result<bool> {
