@@ -184,7 +184,7 @@ impl Lease {
         self.ask(Req::Adopt).await
     }
 
-    /// What is still pending, and what other live workers hold.
+    /// What is still pending, and what other workers (live or gone) hold.
     pub async fn outstanding(&self) -> Result<Outstanding> {
         self.ask(Req::Outstanding).await
     }
@@ -230,7 +230,7 @@ impl Beat {
                     let _ = reply.send(r);
                 }
                 Ok(Req::Outstanding(reply)) => {
-                    let r = self.with_store(|s, run, me| s.outstanding(run, me, lease));
+                    let r = self.with_store(|s, run, me| s.outstanding(run, me));
                     let _ = reply.send(r);
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {

@@ -235,7 +235,11 @@ mod tests {
             while slots[hi] - slots[lo] >= window {
                 lo += 1;
             }
-            assert!((hi - lo + 1) as u32 <= rate + 1, "{} in a second", hi - lo + 1);
+            assert!(
+                (hi - lo + 1) as u32 <= rate + 1,
+                "{} in a second",
+                hi - lo + 1
+            );
         }
         let span = (slots[slots.len() - 1] - slots[0]) as f64 / 1e6;
         let achieved = (slots.len() - 1) as f64 / span;
@@ -255,7 +259,11 @@ mod tests {
             [500, 1_500, 2_500].map(|us| arrived + Duration::from_micros(us))
         );
         let mut slots: VecDeque<Instant> = got.into();
-        drop_missed(&mut slots, arrived + Duration::from_micros(2_100), Duration::from_micros(1_000));
+        drop_missed(
+            &mut slots,
+            arrived + Duration::from_micros(2_100),
+            Duration::from_micros(1_000),
+        );
         assert_eq!(slots.len(), 1, "the slots at 0.5 and 1.5 ms were let pass");
     }
 

@@ -57,8 +57,10 @@ pub fn adoptable(state: State, owner: Option<i64>, me: i64, gone: impl Fn(i64) -
         }
 }
 
-/// What other workers still have to do before a run can end: payouts no
-/// one has claimed yet, and payouts leased by other live workers.
+/// What is left to do by others before a run can end: payouts no one has
+/// claimed yet, and payouts in a resumed state held by another worker —
+/// live (it is on them) or gone (someone adopts them once its lease has
+/// expired) — or by none.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Outstanding {
     pub pending: u64,
@@ -130,12 +132,22 @@ impl Store {
         }
     }
 
-    /// Payouts of `run_id` still pending, and those leased by live workers
-    /// other than `me`, in one snapshot.
-    pub fn outstanding(&self, run_id: i64, me: i64, lease: Duration) -> Result<Outstanding> {
+    /// Reserves `span_us` microseconds of the provider rate schedule `key`
+    /// shared by every worker (`limiter::shared`): the start of the span
+    /// and the server's now, in µs. Only a shared checkpoint has one.
+    pub fn reserve_rate(&mut self, key: &str, span_us: i64) -> Result<(i64, i64)> {
+        match self {
+            Store::Sqlite(_) => anyhow::bail!("a SQLite checkpoint has no shared rate"),
+            Store::Postgres(p) => p.reserve_rate(key, span_us),
+        }
+    }
+
+    /// Payouts of `run_id` still pending, and those held by anyone but
+    /// `me`, in one snapshot.
+    pub fn outstanding(&self, run_id: i64, me: i64) -> Result<Outstanding> {
         match self {
             Store::Sqlite(_) => Ok(Outstanding::default()),
-            Store::Postgres(p) => p.outstanding(run_id, me, lease),
+            Store::Postgres(p) => p.outstanding(run_id, me),
         }
     }
 }

@@ -14,6 +14,7 @@ mod cancel;
 mod history;
 mod import;
 mod outputs;
+mod rate;
 mod reads;
 mod resolve;
 pub(crate) mod schema;

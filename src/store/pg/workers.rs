@@ -24,7 +24,7 @@ const AGE_MS: &str = "GREATEST(0, (EXTRACT(EPOCH FROM (now() - heartbeat_at)) * 
 
 impl Pg {
     /// Runs `f` on the connection, off the async runtime if need be.
-    fn on_client<T: Send>(
+    pub(super) fn on_client<T: Send>(
         &self,
         f: impl FnOnce(&mut postgres::Client) -> Result<T> + Send,
     ) -> Result<T> {
@@ -169,19 +169,15 @@ impl Pg {
         })
     }
 
-    pub fn outstanding(&self, run_id: i64, me: i64, lease: Duration) -> Result<Outstanding> {
-        let ms = lease_ms(lease);
+    pub fn outstanding(&self, run_id: i64, me: i64) -> Result<Outstanding> {
         let sql = format!(
-            "SELECT count(*) FILTER (WHERE p.state = 'pending'),
-                    count(*) FILTER (WHERE p.state IN ({}) AND p.lease_owner <> $2
-                                     AND w.stopped_at IS NULL
-                                     AND w.heartbeat_at > now() - $3::BIGINT * interval '1 millisecond')
-             FROM payouts p LEFT JOIN workers w ON w.id = p.lease_owner
-             WHERE p.run_id = $1",
+            "SELECT count(*) FILTER (WHERE state = 'pending'),
+                    count(*) FILTER (WHERE state IN ({}) AND lease_owner IS DISTINCT FROM $2)
+             FROM payouts WHERE run_id = $1",
             state_list(RESUMED)
         );
         self.on_client(move |c| {
-            let r = c.query_one(&sql, &[&run_id, &me, &ms])?;
+            let r = c.query_one(&sql, &[&run_id, &me])?;
             Ok(Outstanding {
                 pending: r.try_get::<_, i64>(0)? as u64,
                 held_by_others: r.try_get::<_, i64>(1)? as u64,
@@ -274,13 +270,14 @@ mod tests {
         set(&mut a, ids[1], State::Initiating, Some(wa));
         // A live worker's payouts are not adoptable, and count as held.
         assert!(b.adopt(run, wb, LEASE).unwrap().is_empty());
-        let out = b.outstanding(run, wb, LEASE).unwrap();
+        let out = b.outstanding(run, wb).unwrap();
         assert_eq!((out.pending, out.held_by_others), (1, 2));
         // A's heartbeat goes stale: it is gone, and cannot beat again.
         age(&mut a, wa, LEASE + Duration::from_secs(1));
         assert!(!a.heartbeat(wa, LEASE).unwrap());
         assert!(b.heartbeat(wb, LEASE).unwrap());
-        assert_eq!(b.outstanding(run, wb, LEASE).unwrap().held_by_others, 0);
+        // Still to be done by someone: held by a gone worker until adopted.
+        assert_eq!(b.outstanding(run, wb).unwrap().held_by_others, 2);
         let adopted = b.adopt(run, wb, LEASE).unwrap();
         // Money possibly in flight first.
         assert_eq!(
@@ -289,6 +286,8 @@ mod tests {
         );
         // Adopted once: nothing left for a second adopter, nor for B again.
         assert!(b.adopt(run, wb, LEASE).unwrap().is_empty());
+        assert_eq!(b.outstanding(run, wb).unwrap().held_by_others, 0);
+        assert_eq!(a.outstanding(run, wa).unwrap().held_by_others, 2);
         let ws = b.workers(run).unwrap();
         assert_eq!(ws.len(), 2);
         assert_eq!(
