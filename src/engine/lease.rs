@@ -11,7 +11,9 @@
 //! The decisions are pure functions of durations ([`fresh`], the periods);
 //! which payouts are adoptable is the store's [`crate::store::shared`].
 
-use crate::store::{Db, Outstanding, Store, WriteError, Work};
+use crate::limiter::RateMode;
+use crate::limiter::shared::{Reserved, SharedRate};
+use crate::store::{Db, Outstanding, Store, Work, WriteError};
 use anyhow::{Context, Result};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
@@ -122,6 +124,42 @@ pub fn taken_over(err: &anyhow::Error) -> Option<i64> {
         Some(WriteError::Conflict { id, .. }) => Some(*id),
         _ => None,
     }
+}
+
+/// What a worker of a shared run brings to its pool: its lease, and the
+/// provider's rate shared with the other workers (if any is set).
+pub struct Shared<'a> {
+    pub lease: &'a Lease,
+    pub rate: Option<Arc<SharedRate>>,
+}
+
+/// The shared schedule of the provider's rate for `key` (the provider and
+/// the merchant), on a connection of its own: at `rate = N`, N calls/s for
+/// all workers together; with `rate = "auto"`, each worker adapts on its
+/// own under `max_rate` shared the same way, and without `max_rate` only
+/// the provider's 429s bound the sum (docs/rate.md, "Several workers").
+pub fn shared_rate(db: &Db, key: &str, mode: RateMode) -> Option<Arc<SharedRate>> {
+    let rate = match mode {
+        RateMode::Fixed(n) | RateMode::Auto { ceiling: Some(n) } => n,
+        RateMode::Auto { ceiling: None } => return None,
+    };
+    let (db, key) = (db.clone(), key.to_string());
+    let mut conn: Option<Store> = None;
+    let reserve = move |span_us: i64| -> anyhow::Result<Reserved> {
+        let store = match &mut conn {
+            Some(s) => s,
+            None => conn.insert(Store::connect(&db)?),
+        };
+        match store.reserve_rate(&key, span_us) {
+            Ok((first_us, now_us)) => Ok(Reserved { first_us, now_us }),
+            Err(e) => {
+                // Connect again next time (the database restarted?).
+                conn = None;
+                Err(e)
+            }
+        }
+    };
+    Some(Arc::new(SharedRate::start(rate, Box::new(reserve))))
 }
 
 enum Req {

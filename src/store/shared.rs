@@ -80,6 +80,24 @@ impl Store {
         matches!(self, Store::Postgres(_))
     }
 
+    /// Runs `f` while no other process of this checkpoint runs its own
+    /// `f`: workers starting together find or import their run one after
+    /// the other, so the first imports it and the others join it. SQLite
+    /// needs nothing (its file lock admits one process).
+    pub fn one_start_at_a_time<T>(&mut self, f: impl FnOnce(&mut Store) -> Result<T>) -> Result<T> {
+        if let Store::Postgres(p) = self {
+            p.lock_starts()?;
+        }
+        let out = f(self);
+        if let Store::Postgres(p) = self {
+            let unlocked = p.unlock_starts();
+            let out = out?;
+            unlocked?;
+            return Ok(out);
+        }
+        out
+    }
+
     /// Records this process as a worker of `run_id`; `None` on SQLite.
     pub fn register_worker(&mut self, run_id: i64, host: &str, pid: u32) -> Result<Option<i64>> {
         match self {

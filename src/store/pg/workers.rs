@@ -22,7 +22,28 @@ fn lease_ms(lease: Duration) -> i64 {
 /// Age of a timestamp on the server's clock, in milliseconds.
 const AGE_MS: &str = "GREATEST(0, (EXTRACT(EPOCH FROM (now() - heartbeat_at)) * 1000))::BIGINT";
 
+/// Key of the advisory lock held while a `payrun run` finds or imports its
+/// run (beside the schema's and the import's).
+const START_LOCK: i64 = 0x5041_5952_0010;
+
 impl Pg {
+    /// Waits for, then takes, the lock that lets one starting worker at a
+    /// time find or import its run (held by this connection's session).
+    pub fn lock_starts(&mut self) -> Result<()> {
+        self.on_client(|c| {
+            c.execute("SELECT pg_advisory_lock($1)", &[&START_LOCK])?;
+            Ok(())
+        })
+        .context("cannot take the start lock of the database")
+    }
+
+    pub fn unlock_starts(&mut self) -> Result<()> {
+        self.on_client(|c| {
+            c.execute("SELECT pg_advisory_unlock($1)", &[&START_LOCK])?;
+            Ok(())
+        })
+    }
+
     /// Runs `f` on the connection, off the async runtime if need be.
     pub(super) fn on_client<T: Send>(
         &self,
