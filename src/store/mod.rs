@@ -39,6 +39,8 @@ pub mod pg;
 pub mod sqlite;
 pub mod target;
 pub mod types;
+#[cfg(test)]
+mod write_tests;
 mod writer;
 
 pub use errors::{DuplicateIds, ImportError, WriteError};
