@@ -4,7 +4,8 @@
 
 use super::Sqlite;
 use super::sql::NOW;
-use crate::machine::{self, State};
+use crate::machine::State;
+use crate::store::errors::{CHANGED_MEANWHILE, check_decision};
 use anyhow::{Result, bail};
 use rusqlite::params;
 
@@ -19,9 +20,7 @@ impl Sqlite {
         reason: &str,
         code: &str,
     ) -> Result<()> {
-        if !machine::allowed(from, to) {
-            bail!("refused to move payout {id} from {from} to {to}: not a decision payrun records");
-        }
+        check_decision(id, from, to)?;
         let tx = self.conn.transaction()?;
         let changed = tx.execute(
             &format!(
@@ -33,7 +32,7 @@ impl Sqlite {
             params![id, to, code, reason, from, to == State::Executed],
         )?;
         if changed != 1 {
-            bail!("the payout changed state meanwhile; list it again");
+            bail!(CHANGED_MEANWHILE);
         }
         tx.execute(
             &format!(
