@@ -20,23 +20,46 @@ pub(crate) struct CancelPlan {
     pub outcome: CancelOutcome,
 }
 
+/// The provider code a cancelled payout carries.
+pub(crate) const CANCEL_CODE: &str = "CANCELLED";
+
+/// The message a payout cancelled from `state` carries; `None` when a
+/// payout in `state` is not cancelled.
+pub(crate) fn cancel_message(state: State) -> Option<&'static str> {
+    match state {
+        _ if !CANCELLABLE.contains(&state) => None,
+        State::Pending => {
+            Some("cancelled by the operator; never sent, its transaction id is free again")
+        }
+        _ => Some("cancelled by the operator after initiation; never executed, no money moved"),
+    }
+}
+
+/// Counts `n` payouts found in `state` into what the cancel reports.
+pub(crate) fn tally(outcome: &mut CancelOutcome, state: State, n: u64) {
+    if CANCELLABLE.contains(&state) {
+        if state == State::Pending {
+            outcome.never_sent += n;
+        } else {
+            outcome.initiated += n;
+        }
+    } else if OPEN.contains(&state) {
+        *outcome.left_open.entry(state).or_default() += n;
+    }
+}
+
 impl CancelPlan {
     /// Plans the fate of payout `id`, now in `state` (called in id order).
     pub(crate) fn add(&mut self, id: i64, state: State) {
-        if CANCELLABLE.contains(&state) {
+        tally(&mut self.outcome, state, 1);
+        if let Some(message) = cancel_message(state) {
             let mut t = Transition::new(id, state, State::Cancelled);
-            t.code = Some("CANCELLED".into());
-            t.message = Some(if state == State::Pending {
-                self.released.push(id);
-                self.outcome.never_sent += 1;
-                "cancelled by the operator; never sent, its transaction id is free again".into()
-            } else {
-                self.outcome.initiated += 1;
-                "cancelled by the operator after initiation; never executed, no money moved".into()
-            });
+            t.code = Some(CANCEL_CODE.into());
+            t.message = Some(message.into());
             self.transitions.push(t);
-        } else if OPEN.contains(&state) {
-            *self.outcome.left_open.entry(state).or_default() += 1;
+            if state == State::Pending {
+                self.released.push(id);
+            }
         }
     }
 

@@ -13,19 +13,20 @@ use anyhow::{Context, Result};
 use rust_decimal::Decimal;
 use std::str::FromStr;
 
-/// Counts one payout of `amount` (a stored decimal) in its currency and
-/// state.
+/// Counts `count` payouts of `amount` (a stored decimal) each in their
+/// currency and state.
 pub(crate) fn add_to_totals(
     out: &mut Totals,
     currency: String,
     state: State,
     amount: &str,
+    count: u64,
 ) -> Result<()> {
-    let amount = Decimal::from_str(amount)
+    let each = Decimal::from_str(amount)
         .with_context(|| format!("corrupt amount {amount:?} in the database"))?;
     let tally = out.entry(currency).or_default().entry(state).or_default();
-    tally.count += 1;
-    tally.total += amount;
+    tally.count += count;
+    tally.total += each * Decimal::from(count);
     Ok(())
 }
 
@@ -97,18 +98,18 @@ impl SkippedRow {
 pub(crate) fn merge_in_row_order(
     mut next_skipped: impl FnMut() -> Result<Option<ReportRow>>,
     mut next_payout: impl FnMut() -> Result<Option<ReportRow>>,
-    mut f: impl FnMut(&ReportRow) -> Result<()>,
+    mut f: impl FnMut(ReportRow) -> Result<()>,
 ) -> Result<()> {
     let mut skipped = next_skipped()?;
     while let Some(row) = next_payout()? {
         while let Some(s) = skipped.take_if(|s| s.row < row.row) {
-            f(&s)?;
+            f(s)?;
             skipped = next_skipped()?;
         }
-        f(&row)?;
+        f(row)?;
     }
     while let Some(s) = skipped.take() {
-        f(&s)?;
+        f(s)?;
         skipped = next_skipped()?;
     }
     Ok(())

@@ -11,6 +11,7 @@
 mod apply;
 mod booked;
 mod cancel;
+mod conn;
 mod history;
 mod import;
 mod outputs;

@@ -111,7 +111,7 @@ impl Sqlite {
         let mut rows = stmt.query([run_id])?;
         let mut out = Totals::new();
         while let Some(r) = rows.next()? {
-            add_to_totals(&mut out, r.get(0)?, r.get(1)?, &r.get::<_, String>(2)?)?;
+            add_to_totals(&mut out, r.get(0)?, r.get(1)?, &r.get::<_, String>(2)?, 1)?;
         }
         Ok(out)
     }
@@ -124,7 +124,7 @@ impl Sqlite {
     pub fn for_each_report_row(
         &self,
         run_id: i64,
-        f: impl FnMut(&ReportRow) -> Result<()>,
+        mut f: impl FnMut(&ReportRow) -> Result<()>,
     ) -> Result<()> {
         // Rows skipped as already paid by an earlier run (docs/rerun.md):
         // few, so SQLite may sort them. (A file with a rejected row is never
@@ -187,7 +187,7 @@ impl Sqlite {
                     executed_at: r.get(12)?,
                 }))
             },
-            f,
+            |r| f(&r),
         )
     }
 
