@@ -139,8 +139,8 @@ mod tests {
     #[test]
     fn merges_two_ordered_streams_by_row() {
         let mut skipped = vec![line(2, SKIPPED), line(5, SKIPPED), line(9, SKIPPED)].into_iter();
-        let mut payouts = vec![line(3, "pending"), line(4, "pending"), line(6, "executed")]
-            .into_iter();
+        let mut payouts =
+            vec![line(3, "pending"), line(4, "pending"), line(6, "executed")].into_iter();
         let mut rows = Vec::new();
         merge_in_row_order(
             || Ok(skipped.next()),

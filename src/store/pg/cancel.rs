@@ -157,5 +157,7 @@ fn cancel_once(c: &mut Client, run_id: i64) -> Result<CancelOutcome> {
 fn held_by_another(e: &anyhow::Error) -> bool {
     e.downcast_ref::<postgres::Error>()
         .and_then(|e| e.code())
-        .is_some_and(|c| *c == SqlState::LOCK_NOT_AVAILABLE || *c == SqlState::T_R_DEADLOCK_DETECTED)
+        .is_some_and(|c| {
+            *c == SqlState::LOCK_NOT_AVAILABLE || *c == SqlState::T_R_DEADLOCK_DETECTED
+        })
 }

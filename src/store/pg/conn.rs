@@ -19,7 +19,10 @@ const BATCHES_QUEUED: usize = 2;
 impl Pg {
     /// Runs `f` with the connection, off the async runtime if the caller
     /// is on one.
-    pub(super) fn call<T: Send>(&self, f: impl FnOnce(&mut Client) -> Result<T> + Send) -> Result<T> {
+    pub(crate) fn call<T: Send>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<T> + Send,
+    ) -> Result<T> {
         let mut guard = self.client.borrow_mut();
         let client: &mut Client = &mut guard;
         off_runtime(move || f(client))
@@ -82,8 +85,8 @@ mod tests {
 
     /// On a runtime thread the rows are produced elsewhere and arrive in
     /// order; an error of the callback stops the stream and is returned.
-    #[tokio::test(flavor = "current_thread")]
-    async fn streams_from_a_runtime_thread_and_stops_on_error() {
+    #[test]
+    fn streams_from_a_runtime_thread_and_stops_on_error() {
         let Some(db) = pg_target() else {
             eprintln!("skipped: PAYRUN_TEST_POSTGRES is not set");
             return;
@@ -91,30 +94,37 @@ mod tests {
         let Store::Postgres(pg) = Store::connect(&db).unwrap() else {
             unreachable!()
         };
-        let produce = |c: &mut postgres::Client, emit: &mut dyn FnMut(i64) -> anyhow::Result<()>| {
+        let produce = |c: &mut postgres::Client,
+                       emit: &mut dyn FnMut(i64) -> anyhow::Result<()>| {
             for r in c.query("SELECT generate_series(1, 2000)::BIGINT", &[])? {
                 emit(r.get(0))?;
             }
             Ok(())
         };
-        let mut seen = Vec::new();
-        pg.stream(produce, |n| {
-            seen.push(n);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(seen, (1..=2000).collect::<Vec<_>>());
-        let mut count = 0;
-        let err = pg
-            .stream(produce, |_| {
-                count += 1;
-                anyhow::ensure!(count < 700, "disk full");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut seen = Vec::new();
+            pg.stream(produce, |n| {
+                seen.push(n);
                 Ok(())
             })
-            .unwrap_err();
-        assert_eq!(format!("{err}"), "disk full");
-        assert_eq!(count, 700);
-        // The connection is still usable afterwards.
-        assert_eq!(pg.call(|c| Ok(c.query_one("SELECT 1", &[])?.get::<_, i32>(0))).unwrap(), 1);
+            .unwrap();
+            assert_eq!(seen, (1..=2000).collect::<Vec<_>>());
+            let mut count = 0;
+            let err = pg
+                .stream(produce, |_| {
+                    count += 1;
+                    anyhow::ensure!(count < 700, "disk full");
+                    Ok(())
+                })
+                .unwrap_err();
+            assert_eq!(format!("{err}"), "disk full");
+            assert_eq!(count, 700);
+            // The connection is still usable afterwards.
+            let one = pg.call(|c| Ok(c.query_one("SELECT 1", &[])?.get::<_, i32>(0)));
+            assert_eq!(one.unwrap(), 1);
+        });
     }
 }

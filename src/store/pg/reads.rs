@@ -46,10 +46,13 @@ impl Pg {
 
     pub fn run(&self, id: i64) -> Result<Option<RunInfo>> {
         self.call(move |c| {
-            c.query_opt(&format!("SELECT {RUN_COLS} FROM runs WHERE id = $1"), &[&id])?
-                .as_ref()
-                .map(run_from_row)
-                .transpose()
+            c.query_opt(
+                &format!("SELECT {RUN_COLS} FROM runs WHERE id = $1"),
+                &[&id],
+            )?
+            .as_ref()
+            .map(run_from_row)
+            .transpose()
         })
         .context("cannot read runs")
     }
