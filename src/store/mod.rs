@@ -30,12 +30,18 @@
 //! - [`facade`]: the dispatch of every operation to the backend;
 //! - [`writer`]: the thread that group-commits claims and transitions;
 //! - [`lock`]: one run at a time per SQLite database file;
+//! - [`report_rows`], [`cancel_plan`]: what both backends build alike from
+//!   the rows they read (report lines and totals; what a cancel changes);
 //! - [`sqlite`], [`pg`]: the backends, one concern per file inside each.
 
+#[cfg(test)]
+mod both_tests;
+mod cancel_plan;
 mod errors;
 mod facade;
 mod lock;
 pub mod pg;
+mod report_rows;
 pub mod sqlite;
 pub mod target;
 pub mod types;

@@ -482,7 +482,7 @@ mod postgres_only {
             unreachable!()
         };
         let q = q.to_string();
-        pg.with_client(move |c| Ok(c.query(&q, &[])?)).unwrap()
+        pg.call(move |c| Ok(c.query(&q, &[])?)).unwrap()
     }
 
     fn register(store: &Store, run_id: i64) -> i64 {

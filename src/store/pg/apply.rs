@@ -133,7 +133,7 @@ impl Pg {
     }
 
     pub fn mark_finished(&mut self, run_id: i64) -> anyhow::Result<()> {
-        self.with_client(|c| {
+        self.call(|c| {
             c.execute(
                 &format!(
                     "UPDATE runs SET finished_at = COALESCE(finished_at, {}) WHERE id = $1",

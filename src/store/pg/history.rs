@@ -136,7 +136,7 @@ impl Pg {
         label: &str,
         sheet: &str,
     ) -> Result<Option<RunInfo>> {
-        self.with_client(|c| {
+        self.call(|c| {
             c.query_opt(
                 &format!(
                     "SELECT {RUN_COLS} FROM runs WHERE file_sha256 = $1 AND label = $2
@@ -165,7 +165,7 @@ impl Pg {
     }
 
     fn count(&self, sql: &str, run_id: i64) -> Result<u64> {
-        let n: i64 = self.with_client(|c| Ok(c.query_one(sql, &[&run_id])?.try_get(0)?))?;
+        let n: i64 = self.call(|c| Ok(c.query_one(sql, &[&run_id])?.try_get(0)?))?;
         Ok(n as u64)
     }
 
@@ -176,7 +176,7 @@ impl Pg {
              FROM payouts WHERE run_id = $1 AND state IN ({}) ORDER BY id",
             state_list(&[State::InitiateFailed, State::ExecuteFailed])
         );
-        self.with_client(|c| {
+        self.call(|c| {
             c.query(&sql, &[&run_id])?
                 .iter()
                 .map(|r| {

@@ -11,6 +11,7 @@
 mod apply;
 mod booked;
 mod cancel;
+mod conn;
 mod driver;
 mod history;
 mod import;
@@ -78,21 +79,9 @@ impl Pg {
     pub fn worker(&self) -> Option<i64> {
         self.worker
     }
-
-    /// Runs `f` with the connection, off the async runtime if the caller
-    /// is on one. Every operation but the import (which holds the
-    /// connection itself, see `driver.rs`) goes through here.
-    pub(crate) fn with_client<T: Send>(
-        &self,
-        f: impl FnOnce(&mut postgres::Client) -> Result<T> + Send,
-    ) -> Result<T> {
-        let mut guard = self.client.borrow_mut();
-        let client = guard.as_mut().context(LOST)?;
-        off_runtime(|| f(client))
-    }
 }
 
-const LOST: &str = "the connection to the database was lost";
+pub(super) const LOST: &str = "the connection to the database was lost";
 
 /// Dropping a client closes it with a blocking call, which would panic on
 /// a thread that drives async tasks: there, it is closed on a plain thread.
@@ -113,10 +102,6 @@ pub(crate) fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
         return f();
     }
     std::thread::scope(|s| s.spawn(f).join()).unwrap_or_else(|p| std::panic::resume_unwind(p))
-}
-
-pub(crate) fn todo<T>() -> Result<T> {
-    anyhow::bail!("the PostgreSQL store is not complete yet")
 }
 
 #[cfg(test)]
