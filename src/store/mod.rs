@@ -31,16 +31,24 @@
 //! - [`writer`]: the thread that group-commits claims and transitions;
 //! - [`lock`]: one run at a time per SQLite database file;
 //! - [`shared`]: the workers of a run shared through PostgreSQL, leases;
+//! - [`report_rows`], [`cancel_plan`]: what both backends build alike from
+//!   the rows they read (report lines and totals; what a cancel changes);
 //! - [`sqlite`], [`pg`]: the backends, one concern per file inside each.
 
+#[cfg(test)]
+mod both_tests;
+mod cancel_plan;
 mod errors;
 mod facade;
 mod lock;
 pub mod pg;
+mod report_rows;
 pub mod shared;
 pub mod sqlite;
 pub mod target;
 pub mod types;
+#[cfg(test)]
+mod write_tests;
 mod writer;
 
 pub use errors::{DuplicateIds, ImportError, WriteError};

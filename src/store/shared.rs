@@ -110,7 +110,7 @@ impl Store {
     /// applies only to a payout this worker holds.
     pub fn set_worker(&mut self, worker: Option<i64>) {
         if let Store::Postgres(p) = self {
-            let _ = (p, worker); // MERGE-PGW: p.set_worker(worker)
+            p.set_worker(worker);
         }
     }
 

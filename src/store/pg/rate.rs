@@ -21,7 +21,7 @@ impl Pg {
              ON CONFLICT (key) DO UPDATE SET tat_us = GREATEST(r.tat_us, {NOW_US}) + $2
              RETURNING tat_us - $2, {NOW_US}"
         );
-        self.on_client(move |c| {
+        self.call(move |c| {
             let r = c.query_one(&sql, &[&key, &span_us])?;
             Ok((r.try_get(0)?, r.try_get(1)?))
         })

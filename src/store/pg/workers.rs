@@ -4,8 +4,8 @@
 //! "gone" is [`crate::store::shared::expired`]; see `ARCHITECTURE.md`,
 //! "Several workers on one run".
 
+use super::Pg;
 use super::sql::{WORK_COLS, run_sender, state, work_from_row};
-use super::{Pg, off_runtime};
 use crate::machine::RESUMED;
 use crate::store::shared::{Outstanding, WorkerInfo, adoptable, expired};
 use crate::store::sqlite::state_list;
@@ -30,7 +30,7 @@ impl Pg {
     /// Waits for, then takes, the lock that lets one starting worker at a
     /// time find or import its run (held by this connection's session).
     pub fn lock_starts(&mut self) -> Result<()> {
-        self.on_client(|c| {
+        self.call(|c| {
             c.execute("SELECT pg_advisory_lock($1)", &[&START_LOCK])?;
             Ok(())
         })
@@ -38,25 +38,15 @@ impl Pg {
     }
 
     pub fn unlock_starts(&mut self) -> Result<()> {
-        self.on_client(|c| {
+        self.call(|c| {
             c.execute("SELECT pg_advisory_unlock($1)", &[&START_LOCK])?;
             Ok(())
         })
     }
 
-    /// Runs `f` on the connection, off the async runtime if need be.
-    pub(super) fn on_client<T: Send>(
-        &self,
-        f: impl FnOnce(&mut postgres::Client) -> Result<T> + Send,
-    ) -> Result<T> {
-        let mut client = self.client.borrow_mut();
-        let client: &mut postgres::Client = &mut client;
-        off_runtime(move || f(client))
-    }
-
     pub fn register_worker(&mut self, run_id: i64, host: &str, pid: u32) -> Result<i64> {
         let host = host.to_string();
-        self.on_client(move |c| {
+        self.call(move |c| {
             let row = c.query_one(
                 "INSERT INTO workers (run_id, host, pid) VALUES ($1, $2, $3) RETURNING id",
                 &[&run_id, &host, &i64::from(pid)],
@@ -70,7 +60,7 @@ impl Pg {
     /// clock) or the worker stopped: an expired worker never revives.
     pub fn heartbeat(&mut self, worker: i64, lease: Duration) -> Result<bool> {
         let ms = lease_ms(lease);
-        self.on_client(move |c| {
+        self.call(move |c| {
             let n = c.execute(
                 "UPDATE workers SET heartbeat_at = now()
                  WHERE id = $1 AND stopped_at IS NULL
@@ -82,7 +72,7 @@ impl Pg {
     }
 
     pub fn stop_worker(&mut self, worker: i64) -> Result<()> {
-        self.on_client(move |c| {
+        self.call(move |c| {
             c.execute(
                 "UPDATE workers SET stopped_at = COALESCE(stopped_at, now()) WHERE id = $1",
                 &[&worker],
@@ -101,7 +91,7 @@ impl Pg {
              FROM workers w WHERE w.run_id = $1 ORDER BY w.id",
             state_list(RESUMED)
         );
-        self.on_client(move |c| {
+        self.call(move |c| {
             c.query(&sql, &[&run_id])?
                 .iter()
                 .map(|r| {
@@ -121,7 +111,7 @@ impl Pg {
 
     pub fn adopt(&mut self, run_id: i64, me: i64, lease: Duration) -> Result<Vec<Work>> {
         let resumed = state_list(RESUMED);
-        self.on_client(move |c| {
+        self.call(move |c| {
             let mut tx = c.transaction()?;
             // Who is gone, by the one rule. Gone is for good, so the list
             // cannot go stale before the update below.
@@ -197,7 +187,7 @@ impl Pg {
              FROM payouts WHERE run_id = $1",
             state_list(RESUMED)
         );
-        self.on_client(move |c| {
+        self.call(move |c| {
             let r = c.query_one(&sql, &[&run_id, &me])?;
             Ok(Outstanding {
                 pending: r.try_get::<_, i64>(0)? as u64,
@@ -222,58 +212,62 @@ mod tests {
         let Store::Postgres(pg) = store else {
             unreachable!()
         };
-        let mut c = pg.client.borrow_mut();
-        let run: i64 = c
-            .query_one(
-                "INSERT INTO runs (identity, file_sha256, file_path, provider, sender_json,
+        pg.call(|c| {
+            let run: i64 = c
+                .query_one(
+                    "INSERT INTO runs (identity, file_sha256, file_path, provider, sender_json,
                                    rows_total, rows_rejected, created_at)
                  VALUES ('r', 'sha', 'p.csv', 'sandbox', '{}', 3, 0, 'now') RETURNING id",
-                &[],
-            )
-            .unwrap()
-            .get(0);
-        let ids = (0..3)
-            .map(|i: i64| {
-                c.query_one(
-                    "INSERT INTO payouts (run_id, row, transaction_id, account_id, amount,
+                    &[],
+                )
+                .unwrap()
+                .get(0);
+            let ids = (0..3)
+                .map(|i: i64| {
+                    c.query_one(
+                        "INSERT INTO payouts (run_id, row, transaction_id, account_id, amount,
                         wire_amount, currency, method, description, b_first, b_last, b_phone,
                         b_email, state)
                      VALUES ($1, $2, $3, 'acc', '10', '10', 'XOF', 'momo', 'd', 'A', 'B', '',
                              '', 'pending') RETURNING id",
-                    &[&run, &(i + 2), &format!("tx-{i}")],
-                )
-                .unwrap()
-                .get(0)
-            })
-            .collect();
-        (run, ids)
+                        &[&run, &(i + 2), &format!("tx-{i}")],
+                    )
+                    .unwrap()
+                    .get(0)
+                })
+                .collect();
+            Ok((run, ids))
+        })
+        .unwrap()
     }
 
     fn set(store: &mut Store, id: i64, state: State, owner: Option<i64>) {
         let Store::Postgres(pg) = store else {
             unreachable!()
         };
-        pg.client
-            .borrow_mut()
-            .execute(
+        pg.call(|c| {
+            c.execute(
                 "UPDATE payouts SET state = $2, lease_owner = $3 WHERE id = $1",
                 &[&id, &state.as_str(), &owner],
-            )
-            .unwrap();
+            )?;
+            Ok(())
+        })
+        .unwrap();
     }
 
     fn age(store: &mut Store, worker: i64, by: Duration) {
         let Store::Postgres(pg) = store else {
             unreachable!()
         };
-        pg.client
-            .borrow_mut()
-            .execute(
+        pg.call(|c| {
+            c.execute(
                 "UPDATE workers SET heartbeat_at = now() - $2::BIGINT * interval '1 millisecond'
                  WHERE id = $1",
                 &[&worker, &(by.as_millis() as i64)],
-            )
-            .unwrap();
+            )?;
+            Ok(())
+        })
+        .unwrap();
     }
 
     #[test]
