@@ -6,7 +6,7 @@
 
 use crate::config::Config;
 use crate::exit::Exit;
-use crate::store::{RunLock, Store};
+
 use anyhow::{Result, bail};
 use std::io::Write;
 use std::path::PathBuf;
@@ -28,18 +28,11 @@ pub struct CancelArgs {
 }
 
 pub fn command(args: CancelArgs) -> Result<Exit> {
-    let db = crate::config::resolve_db(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
-    if !db.exists() {
-        bail!("no database at {}; pass --db", db.display());
-    }
-    let _lock = RunLock::acquire(&db)?;
-    let mut store = Store::open(&db)?;
+    let db = super::db::resolve(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
+    let _lock = super::db::lock(&db)?;
+    let mut store = super::db::open_existing(&db, "pass --db")?;
     if store.run(args.run)?.is_none() {
-        bail!(
-            "no run {} in {}; `payrun status` lists them",
-            args.run,
-            db.display()
-        );
+        bail!("no run {} in {}; `payrun status` lists them", args.run, db);
     }
     let done = store.cancel_run(args.run)?;
     let mut out = std::io::stdout().lock();

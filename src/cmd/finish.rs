@@ -84,6 +84,7 @@ fn stop_json(stop: &Option<Stop>) -> Value {
         Some(Stop::Unauthorized(m)) => json!({"kind": "unauthorized", "message": m}),
         Some(Stop::Unreachable(m)) => json!({"kind": "unreachable", "message": m}),
         Some(Stop::Config(m)) => json!({"kind": "configuration", "message": m}),
+        Some(Stop::LeaseLost(m)) => json!({"kind": "lease_lost", "message": m}),
     }
 }
 

@@ -6,6 +6,7 @@
 //! sets up logging or exits the process.
 
 pub mod cancel;
+pub mod db;
 pub mod finish;
 pub mod help;
 pub mod init;

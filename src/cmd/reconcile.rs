@@ -12,7 +12,7 @@ use crate::machine::decide::Verdict;
 use crate::output::safe_cell;
 use crate::provider::Client;
 use crate::reconcile::guard;
-use crate::store::{RunLock, Store, Unresolved};
+use crate::store::{Store, Unresolved};
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -77,16 +77,13 @@ pub enum Mark {
 }
 
 pub fn command(args: ReconcileArgs) -> Result<Exit> {
-    let db = crate::config::resolve_db(
+    let db = super::db::resolve(
         args.db.as_deref(),
         &Config::load(args.config.as_deref())?,
         args.sandbox,
     )?;
-    if !db.exists() {
-        bail!("no database at {}; pass --db", db.display());
-    }
-    let _lock = RunLock::acquire(&db)?;
-    let mut store = Store::open(&db)?;
+    let _lock = super::db::lock(&db)?;
+    let mut store = super::db::open_existing(&db, "pass --db")?;
     let mut out = std::io::stdout().lock();
     if args.audit {
         let mut csv = csv::Writer::from_writer(&mut out);

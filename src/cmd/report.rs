@@ -4,8 +4,8 @@
 use crate::config::Config;
 use crate::exit::Exit;
 use crate::report::write_report_styled;
-use crate::store::{Store, Totals};
-use anyhow::{Context, Result, bail};
+use crate::store::Totals;
+use anyhow::{Context, Result};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -27,26 +27,23 @@ pub struct ReportArgs {
 }
 
 pub fn command(args: ReportArgs) -> Result<Exit> {
-    let db = crate::config::resolve_db(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
-    if !db.exists() {
-        bail!("no database at {}; pass --db", db.display());
-    }
+    let db = super::db::resolve(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
     let summary = crate::report::summary_path(&args.out);
     crate::report::guard::refuse_overwrite(
         &[
             ("report", args.out.as_path()),
             ("summary", summary.as_path()),
         ],
-        &[("database", db.as_path())],
+        &super::db::as_input(&db),
     )?;
-    let store = Store::open(&db)?;
+    let store = super::db::open_existing(&db, "pass --db")?;
     let run = match args.run {
         Some(id) => store
             .run(id)?
-            .with_context(|| format!("no run {id} in {}", db.display()))?,
+            .with_context(|| format!("no run {id} in {db}"))?,
         None => store
             .latest_run()?
-            .with_context(|| format!("no runs in {}", db.display()))?,
+            .with_context(|| format!("no runs in {db}"))?,
     };
     // The run's payroll too, now that the run is known (its path as
     // recorded, from where the run was started).

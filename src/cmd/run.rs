@@ -31,6 +31,25 @@ const RUN_WORKERS: usize = 1;
 /// defaults, chosen for real providers.
 const BACKOFF_ENV: &str = "PAYRUN_BACKOFF_MS";
 
+/// How long a worker's heartbeat vouches for it on a run shared through
+/// PostgreSQL, in milliseconds (default `engine::lease::DEFAULT_LEASE`).
+/// Read once here, at the edge, into [`EngineOptions::lease`]; the tests
+/// shorten it so that a killed worker's payouts are adopted quickly.
+const LEASE_ENV: &str = "PAYRUN_LEASE_MS";
+
+/// `PAYRUN_LEASE_MS`, for `run` and `status`.
+pub fn lease_from_env() -> Result<std::time::Duration> {
+    match std::env::var(LEASE_ENV) {
+        Err(_) => Ok(engine::lease::DEFAULT_LEASE),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(ms) if ms >= 30 => Ok(std::time::Duration::from_millis(ms)),
+            _ => anyhow::bail!(
+                "{LEASE_ENV}={v:?} is not a whole number of milliseconds of at least 30"
+            ),
+        },
+    }
+}
+
 fn backoff_from_env() -> Result<Backoff> {
     match std::env::var(BACKOFF_ENV) {
         Err(_) => Ok(Backoff::default()),
@@ -146,7 +165,10 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
         };
         ProviderChoice::Remote { base_url, api_key }
     };
-    let db = crate::config::resolve_db(args.db.as_deref(), &cfg, args.sandbox)?;
+    let db = super::db::resolve(args.db.as_deref(), &cfg, args.sandbox)?;
+    if args.sandbox && matches!(db, crate::store::Db::Postgres(_)) {
+        anyhow::bail!(engine::SANDBOX_NEEDS_A_FILE);
+    }
     let (period, period_given) = match args.period.as_ref().or(cfg.period.as_ref()) {
         Some(p) => (engine::identity::check_period(p)?, true),
         None => (
@@ -192,6 +214,7 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
                 std::time::Duration::from_millis,
             ),
             backoff: backoff_from_env()?,
+            lease: lease_from_env()?,
         },
         config: cfg,
     })
@@ -251,6 +274,8 @@ fn refuse_overwrites(settings: &Settings) -> Result<()> {
     let rejected = sibling(&settings.report, "rejected.csv");
     let summary = summary_path(&settings.report);
     let approval = sibling(&settings.report, APPROVAL_FILE);
+    let mut inputs = vec![("payroll", settings.file.as_path())];
+    inputs.extend(super::db::as_input(&settings.db));
     guard::refuse_overwrite(
         &[
             ("report", settings.report.as_path()),
@@ -258,10 +283,7 @@ fn refuse_overwrites(settings: &Settings) -> Result<()> {
             ("summary", summary.as_path()),
             ("approval page", approval.as_path()),
         ],
-        &[
-            ("payroll", settings.file.as_path()),
-            ("database", settings.db.as_path()),
-        ],
+        &inputs,
     )?;
     Ok(())
 }
@@ -305,6 +327,14 @@ fn show_event(e: &Event, say: Say) {
     match e {
         Event::SandboxStarted(url) => say.info(&format!(
             "using the built-in sandbox at {url} (no real money moves)"
+        )),
+        Event::Joined {
+            run_id,
+            worker,
+            lease,
+        } => say.info(&format!(
+            "working on run {run_id} as worker {worker} (lease {} ms); other workers may share it",
+            lease.as_millis()
         )),
         Event::Resuming {
             run_id,
@@ -431,6 +461,10 @@ fn show_outcome(outcome: RunOutcome, quiet: bool, say: Say, file: &Path) -> (Exi
         }
         Some(Stop::Config(msg)) => {
             say.warn(&format!("configuration error: {msg}"));
+            Exit::Fatal
+        }
+        Some(Stop::LeaseLost(msg)) => {
+            say.warn(&format!("stopped: {msg}"));
             Exit::Fatal
         }
         None => Exit::complete_if(ran.complete()),

@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::exit::Exit;
-use crate::store::Store;
+use crate::store::{Db, Store, WorkerInfo};
 use anyhow::{Result, bail};
 use std::io::Write;
 use std::path::PathBuf;
@@ -21,29 +21,36 @@ pub struct StatusArgs {
 }
 
 pub fn command(args: StatusArgs) -> Result<Exit> {
-    let db = crate::config::resolve_db(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
+    let db = super::db::resolve(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
+    let lease = super::run::lease_from_env()?;
     // Where the database is, said plainly: the first question after a
     // Quick start is "which file is it reading?".
-    let shown = std::path::absolute(&db).unwrap_or_else(|_| db.clone());
-    if !db.exists() {
-        if !args.sandbox {
-            let sandbox = crate::config::resolve_db(None, &Config::default(), true)?;
-            if sandbox.exists() {
-                bail!(
-                    "no database at {}; the sandbox rehearsals are in {}: `payrun status --sandbox`",
-                    shown.display(),
-                    sandbox.display()
-                );
+    let shown = match &db {
+        Db::File(path) => {
+            let shown = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+            if !path.exists() {
+                if !args.sandbox {
+                    let sandbox = crate::config::resolve_db(None, &Config::default(), true)?;
+                    if sandbox.exists() {
+                        bail!(
+                            "no database at {}; the sandbox rehearsals are in {}: `payrun status --sandbox`",
+                            shown.display(),
+                            sandbox.display()
+                        );
+                    }
+                }
+                bail!("no database at {}; pass --db", shown.display());
             }
+            shown.display().to_string()
         }
-        bail!("no database at {}; pass --db", shown.display());
-    }
-    let store = Store::open(&db)?;
+        Db::Postgres(target) => target.to_string(),
+    };
+    let store = Store::connect(&db)?;
     let runs = store.runs()?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "database: {}", shown.display())?;
+    writeln!(out, "database: {shown}")?;
     if runs.is_empty() {
-        writeln!(out, "no runs in {}", db.display())?;
+        writeln!(out, "no runs in {db}")?;
     }
     for run in runs {
         let counts = store.state_counts(run.id)?;
@@ -79,7 +86,74 @@ pub fn command(args: StatusArgs) -> Result<Exit> {
                 .collect();
             writeln!(out, "  {currency}: {}", cells.join(", "))?;
         }
+        for w in store.workers(run.id)? {
+            if let Some(line) = worker_line(&w, lease) {
+                writeln!(out, "{line}")?;
+            }
+        }
     }
     out.flush()?;
     Ok(Exit::Ok)
+}
+
+/// A worker of a shared run that is live or still holds payouts (one
+/// that stopped or died holding none has nothing to say).
+fn worker_line(w: &WorkerInfo, lease: std::time::Duration) -> Option<String> {
+    let live = w.live(lease);
+    if !live && w.held == 0 {
+        return None;
+    }
+    let state = match (live, w.stopped) {
+        (true, _) => "live",
+        (false, true) => "stopped",
+        (false, false) => "expired",
+    };
+    Some(format!(
+        "  worker {}  {} pid {}  last heartbeat {} ({:.1} s ago)  {state}  holds {} payout(s)",
+        w.id,
+        w.host,
+        w.pid,
+        w.heartbeat_at,
+        w.heartbeat_age.as_secs_f64(),
+        w.held
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn workers_are_shown_while_live_or_holding_payouts() {
+        let lease = Duration::from_secs(15);
+        let w = WorkerInfo {
+            id: 4,
+            host: "box-a".into(),
+            pid: 812,
+            heartbeat_at: "2026-05-31T10:00:00.000Z".into(),
+            heartbeat_age: Duration::from_millis(1_200),
+            stopped: false,
+            held: 12,
+        };
+        assert_eq!(
+            worker_line(&w, lease).unwrap(),
+            "  worker 4  box-a pid 812  last heartbeat 2026-05-31T10:00:00.000Z (1.2 s ago)  live  holds 12 payout(s)"
+        );
+        let dead = WorkerInfo {
+            heartbeat_age: Duration::from_secs(40),
+            ..w.clone()
+        };
+        assert!(
+            worker_line(&dead, lease)
+                .unwrap()
+                .contains("  expired  holds 12")
+        );
+        let done = WorkerInfo {
+            stopped: true,
+            held: 0,
+            ..w
+        };
+        assert_eq!(worker_line(&done, lease), None);
+    }
 }

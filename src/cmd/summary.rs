@@ -28,28 +28,29 @@ pub struct SummaryArgs {
 }
 
 pub fn command(args: SummaryArgs) -> Result<Exit> {
-    let db = crate::config::resolve_db(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
-    if !db.exists() {
-        bail!("no database at {}; pass --db", db.display());
+    let db = super::db::resolve(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
+    if let Some(path) = db.file()
+        && !path.exists()
+    {
+        bail!("no database at {}; pass --db", path.display());
     }
     if let Some(page) = &args.html {
         guard::refuse_overwrite(
             &[("approval page", page.as_path())],
-            &[("database", db.as_path())],
+            &super::db::as_input(&db),
         )?;
     }
-    let store = Store::open(&db)?;
+    let store = Store::connect(&db)?;
     let run = match args.run {
         Some(id) => id,
         None => {
             store
                 .latest_run()?
-                .with_context(|| format!("no runs in {}", db.display()))?
+                .with_context(|| format!("no runs in {db}"))?
                 .id
         }
     };
-    let page =
-        html::gather(&store, run)?.with_context(|| format!("no run {run} in {}", db.display()))?;
+    let page = html::gather(&store, run)?.with_context(|| format!("no run {run} in {db}"))?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

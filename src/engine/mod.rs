@@ -16,13 +16,15 @@
 //! Files: `identity` (period, run identity, stable row ids, the input
 //! snapshot), `repeat` (the re-run decisions and the repeat guard), `import`
 //! (validated import), `failed` (`failed.csv`), `schedule` (the worker
-//! pool), `pay` (one payout's calls), `retry`, `progress`, and `reconcile`
-//! (settling unknown payouts). The rate limiter is [`crate::limiter`].
+//! pool), `pay` (one payout's calls), `retry`, `progress`, `lease` (a
+//! worker of a run shared through PostgreSQL), and `reconcile` (settling
+//! unknown payouts). The rate limiter is [`crate::limiter`].
 
 pub mod approval;
 pub mod failed;
 pub mod identity;
 pub mod import;
+pub mod lease;
 pub mod pay;
 pub mod progress;
 pub mod reconcile;
@@ -44,7 +46,7 @@ use crate::machine::decide;
 use crate::provider::Client;
 use crate::report;
 use crate::shutdown::Shutdown;
-use crate::store::{RunInfo, RunLock, Store, Totals, Writer};
+use crate::store::{Db, RunInfo, RunLock, Store, Totals, Writer};
 use anyhow::{Context, Result, bail};
 use rand::Rng;
 use secrecy::SecretString;
@@ -73,7 +75,9 @@ pub struct Settings {
     /// fields below.
     pub config: Config,
     pub provider: ProviderChoice,
-    pub db: PathBuf,
+    /// The checkpoint: a SQLite file (one process at a time) or a
+    /// PostgreSQL database (several workers may share a run).
+    pub db: Db,
     pub report: PathBuf,
     pub label: String,
     pub new_run: bool,
@@ -110,6 +114,10 @@ pub enum Stop {
     /// The provider is set up wrongly for payrun (redirect, no such route,
     /// 405, a long `Retry-After`): the message names the cause and the fix.
     Config(String),
+    /// This worker's lease on a shared run lapsed: it sent nothing more
+    /// (the message says why and what to do); live workers adopt its
+    /// payouts.
+    LeaseLost(String),
 }
 
 /// Something worth telling the operator while the run goes on.
@@ -120,6 +128,12 @@ pub enum Event {
     /// Rows of the file already paid (or held) by earlier runs: listed in
     /// the report, not sent again.
     Skipped { rows: u64 },
+    /// This process works on the run as one of its workers (PostgreSQL).
+    Joined {
+        run_id: i64,
+        worker: i64,
+        lease: std::time::Duration,
+    },
     /// An existing run of this file is resumed.
     Resuming {
         run_id: i64,
@@ -201,14 +215,20 @@ pub fn sandbox_state_file(db: &std::path::Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Why `--sandbox` needs a database file.
+pub const SANDBOX_NEEDS_A_FILE: &str = "--sandbox keeps the simulator's books in a file beside the \
+     database, so it needs a database file, not PostgreSQL: rehearse with --sandbox on a file \
+     (--db payrun-sandbox.db), or start `payrun sandbox` and point every worker at it with --base-url";
+
 async fn open_provider(
     choice: &ProviderChoice,
     config: &Config,
-    db: &std::path::Path,
+    db: &Db,
     notify: &dyn Fn(Event),
 ) -> Result<Provider> {
     match choice {
         ProviderChoice::Sandbox => {
+            let db = db.file().context(SANDBOX_NEEDS_A_FILE)?;
             let key = format!("sk_sandbox_{:016x}", rand::rng().random::<u64>());
             let config = crate::sandbox::SandboxConfig {
                 api_key: key.clone(),
@@ -254,25 +274,32 @@ pub async fn run(
         label: settings.label.clone(),
         sheet: settings.sheet.clone().unwrap_or_default(),
     };
-    if let Some(dir) = settings.db.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the folder {}", dir.display()))?;
-    }
-    // The lock first: the in-process sandbox's state file belongs to the
-    // database, so two processes must not load it at once.
-    let _lock = RunLock::acquire(&settings.db)?;
+    // One process at a time on a SQLite file; several workers may share
+    // a PostgreSQL run.
+    let _lock = match &settings.db {
+        Db::File(path) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create the folder {}", dir.display()))?;
+            }
+            // The lock first: the in-process sandbox's state file belongs
+            // to the database, so two processes must not load it at once.
+            Some(RunLock::acquire(path)?)
+        }
+        Db::Postgres(_) if matches!(settings.provider, ProviderChoice::Sandbox) => {
+            bail!(SANDBOX_NEEDS_A_FILE)
+        }
+        Db::Postgres(_) => None,
+    };
     let mut provider =
         open_provider(&settings.provider, &settings.config, &settings.db, notify).await?;
-    let mut store = Store::open(&settings.db)?;
+    let mut store = Store::connect(&settings.db)?;
 
-    let run = match find_or_import(
-        &mut store,
-        settings,
-        &snapshot,
-        &batch,
-        &provider.name,
-        notify,
-    )? {
+    // Workers starting together: the first imports, the others find its run.
+    let found = store.one_start_at_a_time(|store| {
+        find_or_import(store, settings, &snapshot, &batch, &provider.name, notify)
+    })?;
+    let run = match found {
         Ok(run) => run,
         Err(outcome) => return Ok(outcome),
     };
@@ -292,15 +319,48 @@ pub async fn run(
     {
         return Ok(RunOutcome::TotalsRefused(refused));
     }
-    let (mut store, stats) = pay_open(
+    // A worker of a shared run: its lease, and the provider's rate shared
+    // with the other workers.
+    let lease = if store.is_shared() {
+        let lease = lease::Lease::join(&mut store, &settings.db, run.id, settings.engine.lease)?;
+        notify(Event::Joined {
+            run_id: run.id,
+            worker: lease.worker,
+            lease: settings.engine.lease,
+        });
+        Some(lease)
+    } else {
+        None
+    };
+    let shared = match &lease {
+        Some(lease) => Some(lease::Shared {
+            lease,
+            rate: lease::shared_rate(
+                &settings.db,
+                &format!(
+                    "{} {}",
+                    provider.name,
+                    crate::provider::wire::Sender::from(&settings.config.sender).email
+                ),
+                settings.engine.rate,
+            ),
+        }),
+        None => None,
+    };
+    let paid = pay_open(
         store,
         &provider.client,
         run.id,
         settings,
         progress,
         shutdown,
+        shared,
     )
-    .await?;
+    .await;
+    // Marks this worker stopped: whatever it leaves is adopted at once.
+    drop(lease);
+    let (mut store, stats) = paid?;
+    store.set_worker(None);
     // Settle what the provider can tell (its status call, if it has one).
     if !settings.engine.initiate_only && stats.stop.is_none() {
         let limiter = crate::limiter::Limiter::new(crate::limiter::Settings::new(
@@ -432,10 +492,18 @@ async fn pay_open(
     settings: &Settings,
     progress: ProgressTarget,
     shutdown: Shutdown,
+    shared: Option<lease::Shared<'_>>,
 ) -> Result<(Store, RunStats)> {
+    let mut store = store;
     let mut resume = Vec::new();
-    for &state in crate::machine::RESUMED {
-        resume.extend(store.works_in_state(run_id, state)?);
+    match &shared {
+        // What other workers hold is theirs; what gone ones left, ours.
+        Some(s) => resume = store.adopt(run_id, s.lease.worker, settings.engine.lease)?,
+        None => {
+            for &state in crate::machine::RESUMED {
+                resume.extend(store.works_in_state(run_id, state)?);
+            }
+        }
     }
     // Processing payouts wait for the provider, not for this run's calls.
     let processing = store.state_counts(run_id)?.get(&State::Processing).copied();
@@ -452,6 +520,7 @@ async fn pay_open(
         &settings.engine,
         progress,
         shutdown,
+        shared,
     )
     .await;
     drop(writer);

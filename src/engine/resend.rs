@@ -43,6 +43,9 @@ pub(super) async fn resend_once(ctx: &Ctx, due: Vec<Due>, mut shutdown: Shutdown
             }
         }
         ctx.limiter.acquire().await;
+        if !ctx.shared_slot().await || !ctx.may_send() {
+            return Ok(());
+        }
         ctx.counters
             .calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

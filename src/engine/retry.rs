@@ -103,6 +103,12 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
         if ctx.stopping() {
             return end;
         }
+        // On a shared run: in a slot of the provider's rate shared with the
+        // other workers, and only while this worker's lease is fresh (no
+        // request leaves once another worker may adopt the payout).
+        if !ctx.shared_slot().await || !ctx.may_send() {
+            return end;
+        }
         if end.sent == 0 {
             fault::hit("before_send");
         }

@@ -4,14 +4,16 @@
 //! shared context ([`Ctx`]) the tasks see lives here.
 
 use super::Stop;
+use super::lease::{self, Freshness, Lease, Shared};
 use super::pay::pay_one;
 use super::progress::{Progress, ProgressTarget};
 use crate::config::Ambiguous;
+use crate::limiter::shared::SharedRate;
 use crate::limiter::{Limiter, LimiterStats, RateMode};
 use crate::machine::decide::{self, Phase};
 use crate::provider::Client;
 use crate::shutdown::Shutdown;
-use crate::store::{Transition, Work, Writer};
+use crate::store::{Transition, Work, WriteError, Writer};
 use anyhow::Result;
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -48,6 +50,9 @@ pub struct EngineOptions {
     pub resend_delay: Duration,
     /// Retry backoff timings (tests shorten them).
     pub backoff: super::retry::Backoff,
+    /// How long a worker's heartbeat vouches for it on a shared run
+    /// (`PAYRUN_LEASE_MS`, [`lease::DEFAULT_LEASE`]).
+    pub lease: Duration,
 }
 
 /// Wait before the one re-send of an unknown execute. A provider that
@@ -78,6 +83,10 @@ pub(super) struct Ctx {
     pub client: Client,
     pub writer: Writer,
     pub limiter: Limiter,
+    /// The provider's rate shared with the other workers of the run.
+    pub shared_rate: Option<Arc<SharedRate>>,
+    /// This worker's lease on a shared run: nothing is sent unless fresh.
+    pub freshness: Option<Arc<Freshness>>,
     pub opts: EngineOptions,
     stopping: AtomicBool,
     stop: Mutex<Option<Stop>>,
@@ -96,6 +105,29 @@ impl Ctx {
         self.stopping.store(true, Ordering::SeqCst);
         // Ends every wait for a send slot at once, a `Retry-After` pause too.
         self.limiter.stop();
+        if let Some(shared) = &self.shared_rate {
+            shared.stop();
+        }
+    }
+    /// Whether a request may leave: always on a run of one's own; on a
+    /// shared run, only while this worker's lease is fresh. A lost lease
+    /// stops the run.
+    pub fn may_send(&self) -> bool {
+        match &self.freshness {
+            Some(f) if !f.fresh() => {
+                self.request_stop(Stop::LeaseLost(lease::lost_message(f.lease())));
+                false
+            }
+            _ => true,
+        }
+    }
+    /// Waits for a slot of the shared provider rate, if the run has one.
+    /// `false` once the run is stopping.
+    pub async fn shared_slot(&self) -> bool {
+        match &self.shared_rate {
+            Some(shared) => shared.acquire().await.is_some(),
+            None => true,
+        }
     }
     pub fn stopping(&self) -> bool {
         self.stopping.load(Ordering::SeqCst)
@@ -135,7 +167,12 @@ pub async fn execute_run(
     opts: &EngineOptions,
     progress: ProgressTarget,
     mut shutdown: Shutdown,
+    shared: Option<Shared<'_>>,
 ) -> Result<RunStats> {
+    let (lease, shared_rate) = match shared {
+        Some(s) => (Some(s.lease), s.rate),
+        None => (None, None),
+    };
     let ctx = Arc::new(Ctx {
         client: client.clone(),
         writer: writer.clone(),
@@ -143,6 +180,8 @@ pub async fn execute_run(
             opts.rate,
             opts.max_concurrency,
         )),
+        shared_rate,
+        freshness: lease.map(Lease::freshness),
         opts: opts.clone(),
         stopping: AtomicBool::new(false),
         stop: Mutex::new(None),
@@ -172,6 +211,8 @@ pub async fn execute_run(
         ctx: ctx.clone(),
         tasks: JoinSet::new(),
         error: None,
+        lease,
+        next_adopt: Instant::now() + lease::adopt_every(opts.lease),
     };
     let left = pool.drive(writer, run_id, queue).await;
     // Payouts claimed but never sent go back to pending. Resumed intents
@@ -185,11 +226,7 @@ pub async fn execute_run(
     while let Some(res) = pool.tasks.join_next().await {
         pool.note_task(res);
     }
-    let held = if held.is_empty() {
-        Ok(())
-    } else {
-        writer.apply(held).await
-    };
+    let held = put_back(writer, held, lease.is_some()).await;
     let due = std::mem::take(&mut *ctx.resend.lock().unwrap_or_else(|e| e.into_inner()));
     let resent = if pool.error.is_none() && held.is_ok() && !due.is_empty() {
         super::resend::resend_once(&ctx, due, for_resend).await
@@ -210,14 +247,44 @@ pub async fn execute_run(
     })
 }
 
+/// Puts claimed-but-unsent payouts back to pending. On a shared run each
+/// goes alone: one another worker took over meanwhile is its, and the
+/// conflict only says so.
+async fn put_back(writer: &Writer, held: Vec<Transition>, shared: bool) -> Result<(), WriteError> {
+    if held.is_empty() {
+        return Ok(());
+    }
+    if !shared {
+        return writer.apply(held).await;
+    }
+    let mut puts = JoinSet::new();
+    for t in held {
+        let writer = writer.clone();
+        puts.spawn(async move { writer.apply(vec![t]).await });
+    }
+    let mut result = Ok(());
+    while let Some(r) = puts.join_next().await {
+        match r {
+            Ok(Ok(())) | Ok(Err(WriteError::Conflict { .. })) => {}
+            Ok(Err(e)) => result = Err(e),
+            Err(_) => result = Err(WriteError::Stopped),
+        }
+    }
+    result
+}
+
 /// The running payout tasks and the first error among them.
-struct Pool {
+struct Pool<'a> {
     ctx: Arc<Ctx>,
     tasks: JoinSet<Result<()>>,
     error: Option<anyhow::Error>,
+    /// This worker's lease, on a shared run.
+    lease: Option<&'a Lease>,
+    /// When to look next for payouts of workers that are gone.
+    next_adopt: Instant,
 }
 
-impl Pool {
+impl Pool<'_> {
     /// Claims and spawns until nothing is left or the run stops; returns
     /// the payouts taken from the queue but never started.
     async fn drive(
@@ -230,20 +297,32 @@ impl Pool {
         // window stays one round deep.
         loop {
             let claim_size = self.workers().clamp(8, 512);
-            if self.ctx.stopping() {
+            if self.ctx.stopping() || !self.ctx.may_send() {
+                break;
+            }
+            if let Err(e) = self.adopt_if_due(&mut queue, false).await {
+                self.fail(e);
                 break;
             }
             if queue.is_empty() {
                 match writer.claim(run_id, claim_size).await {
-                    Ok(batch) if batch.is_empty() => break,
+                    Ok(batch) if batch.is_empty() => {
+                        match self.nothing_to_claim(&mut queue).await {
+                            Ok(true) => {}
+                            Ok(false) => break,
+                            Err(e) => {
+                                self.fail(e);
+                                break;
+                            }
+                        }
+                    }
                     Ok(batch) => queue.extend(
                         batch
                             .into_iter()
                             .map(|w| (w, Phase::Initiate { resumed: false })),
                     ),
                     Err(e) => {
-                        self.error = Some(e.into());
-                        self.ctx.request_stop(Stop::Interrupted);
+                        self.fail(e.into());
                         break;
                     }
                 }
@@ -255,6 +334,61 @@ impl Pool {
             }
         }
         queue
+    }
+
+    fn fail(&mut self, e: anyhow::Error) {
+        self.error.get_or_insert(e);
+        self.ctx.request_stop(Stop::Interrupted);
+    }
+
+    /// On a shared run, every lease/2 (or `now`): takes over what workers
+    /// that are gone left in flight, into the queue, to go through the
+    /// same recovery as a resumed run's.
+    async fn adopt_if_due(&mut self, queue: &mut VecDeque<(Work, Phase)>, now: bool) -> Result<()> {
+        let Some(lease) = self.lease else {
+            return Ok(());
+        };
+        if !now && Instant::now() < self.next_adopt {
+            return Ok(());
+        }
+        self.next_adopt = Instant::now() + lease::adopt_every(self.ctx.opts.lease);
+        let adopted = lease.adopt().await?;
+        if !adopted.is_empty() {
+            tracing::info!(
+                payouts = adopted.len(),
+                "adopted the payouts of a worker that is gone"
+            );
+        }
+        queue.extend(adopted.into_iter().filter_map(|w| {
+            decide::resume_phase(w.state, self.ctx.opts.initiate_only).map(|p| (w, p))
+        }));
+        Ok(())
+    }
+
+    /// Nothing left to claim. Alone on the run: done. On a shared run:
+    /// done once nothing is pending nor held by another worker; until then
+    /// (`true`) wait a little, adopting what a worker that dies leaves.
+    async fn nothing_to_claim(&mut self, queue: &mut VecDeque<(Work, Phase)>) -> Result<bool> {
+        let Some(lease) = self.lease else {
+            return Ok(false);
+        };
+        self.adopt_if_due(queue, true).await?;
+        if !queue.is_empty() {
+            return Ok(true);
+        }
+        if lease.outstanding().await?.none() {
+            return Ok(false);
+        }
+        // Others are on it: look again soon, reaping our own tasks.
+        let wait = tokio::time::sleep(lease::wait_every(self.ctx.opts.lease));
+        tokio::pin!(wait);
+        loop {
+            tokio::select! {
+                Some(res) = self.tasks.join_next() => self.note_task(res),
+                _ = &mut wait => break,
+            }
+        }
+        Ok(true)
     }
 
     /// Workers allowed now: they follow the limiter's concurrency target
@@ -284,8 +418,18 @@ impl Pool {
                 break;
             }
             let ctx = self.ctx.clone();
-            self.tasks
-                .spawn(async move { pay_one(&ctx, work, phase).await });
+            let shared = self.lease.is_some();
+            self.tasks.spawn(async move {
+                match pay_one(&ctx, work, phase).await {
+                    // Another worker took the payout over (this worker's
+                    // lease lapsed): it records nothing more for it.
+                    Err(e) if shared && let Some(id) = lease::taken_over(&e) => {
+                        tracing::warn!(payout = id, "taken over by another worker; left to it");
+                        Ok(())
+                    }
+                    r => r,
+                }
+            });
         }
     }
 

@@ -61,3 +61,17 @@ pub enum ImportError {
 /// How many duplicate transaction ids to name before summarising: enough
 /// to see the pattern, not a wall of text.
 pub(crate) const MAX_DUPLICATES_LISTED: usize = 20;
+
+/// An operator's decision (`payrun reconcile`) the state machine lacks.
+pub(crate) fn check_decision(id: i64, from: State, to: State) -> anyhow::Result<()> {
+    if !crate::machine::allowed(from, to) {
+        anyhow::bail!(
+            "refused to move payout {id} from {from} to {to}: not a decision payrun records"
+        );
+    }
+    Ok(())
+}
+
+/// An operator's decision on a payout that is no longer in the state the
+/// operator saw.
+pub(crate) const CHANGED_MEANWHILE: &str = "the payout changed state meanwhile; list it again";

@@ -18,13 +18,16 @@ use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The checkpoint, whichever backend holds it.
+/// The checkpoint, whichever backend holds it. One lives per command, so
+/// the size of the larger variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Store {
     Sqlite(Sqlite),
     Postgres(Pg),
 }
 
 /// A new run being recorded (one transaction; dropping it rolls back).
+#[allow(clippy::large_enum_variant)] // one at a time, as `Store`
 pub enum Import<'a> {
     Sqlite(sqlite::Import<'a>),
     Postgres(pg::Import<'a>),

@@ -30,20 +30,31 @@
 //! - [`facade`]: the dispatch of every operation to the backend;
 //! - [`writer`]: the thread that group-commits claims and transitions;
 //! - [`lock`]: one run at a time per SQLite database file;
+//! - [`shared`]: the workers of a run shared through PostgreSQL, leases;
+//! - [`report_rows`], [`cancel_plan`]: what both backends build alike from
+//!   the rows they read (report lines and totals; what a cancel changes);
 //! - [`sqlite`], [`pg`]: the backends, one concern per file inside each.
 
+#[cfg(test)]
+mod both_tests;
+mod cancel_plan;
 mod errors;
 mod facade;
 mod lock;
 pub mod pg;
+mod report_rows;
+pub mod shared;
 pub mod sqlite;
 pub mod target;
 pub mod types;
+#[cfg(test)]
+mod write_tests;
 mod writer;
 
 pub use errors::{DuplicateIds, ImportError, WriteError};
 pub use facade::{Import, Store};
 pub use lock::RunLock;
+pub use shared::{Outstanding, WorkerInfo};
 pub use sqlite::APPLICATION_ID;
 pub use target::Db;
 pub use types::{

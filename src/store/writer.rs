@@ -114,34 +114,17 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
         }
         groups += 1;
         commands += group.len() as u64;
-        let result = store.commit_group(&ops(&group));
+        let results = commit(&mut store, &group);
         busy += t0.elapsed();
-        match result {
-            Ok(mut claimed) => {
-                for cmd in group {
-                    match cmd {
-                        Cmd::Claim { reply, .. } => {
-                            let _ = reply.send(Ok(claimed.remove(0)));
-                        }
-                        Cmd::Apply { reply, .. } => {
-                            let _ = reply.send(Ok(()));
-                        }
-                        Cmd::Stop => {}
-                    }
+        for (cmd, result) in group.into_iter().zip(results) {
+            match cmd {
+                Cmd::Claim { reply, .. } => {
+                    let _ = reply.send(result);
                 }
-            }
-            Err(e) => {
-                for cmd in group {
-                    match cmd {
-                        Cmd::Claim { reply, .. } => {
-                            let _ = reply.send(Err(e.clone()));
-                        }
-                        Cmd::Apply { reply, .. } => {
-                            let _ = reply.send(Err(e.clone()));
-                        }
-                        Cmd::Stop => {}
-                    }
+                Cmd::Apply { reply, .. } => {
+                    let _ = reply.send(result.map(|_| ()));
                 }
+                Cmd::Stop => {}
             }
         }
     }
@@ -153,6 +136,37 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
         "database writer done"
     );
     store
+}
+
+/// One reply per command of the group (a claim's payouts; nothing for
+/// transitions). A conflict fails the whole transaction, so nothing of the
+/// group is committed; the commands are then committed one by one, so only
+/// the command whose payout moved gets the conflict — with several workers
+/// sharing a run, that is a payout another worker took over, and the rest
+/// of the group is innocent (`ARCHITECTURE.md`, "Several workers on one
+/// run"). Any other error is every command's.
+fn commit(store: &mut Store, group: &[Cmd]) -> Vec<Result<Vec<Work>, WriteError>> {
+    let ops = ops(group);
+    match store.commit_group(&ops) {
+        Ok(claimed) => {
+            let mut claimed = claimed.into_iter();
+            ops.iter()
+                .map(|op| match op {
+                    GroupOp::Claim { .. } => Ok(claimed.next().unwrap_or_default()),
+                    GroupOp::Apply(_) => Ok(Vec::new()),
+                })
+                .collect()
+        }
+        Err(WriteError::Conflict { .. }) if ops.len() > 1 => ops
+            .iter()
+            .map(|op| {
+                store
+                    .commit_group(std::slice::from_ref(op))
+                    .map(|mut claimed| claimed.pop().unwrap_or_default())
+            })
+            .collect(),
+        Err(e) => ops.iter().map(|_| Err(e.clone())).collect(),
+    }
 }
 
 /// One command of a group, as the backend sees it: the claim (pending
@@ -218,6 +232,45 @@ mod tests {
         assert_eq!(
             writer.claim(run_id, 10).await.unwrap_err(),
             WriteError::Stopped
+        );
+    }
+
+    #[test]
+    fn a_conflict_in_a_group_fails_only_its_own_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let sender = Sender::default();
+        let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
+        for row in 2..5 {
+            imp.add(&payout(row, "1000"), &format!("tx-{row}")).unwrap();
+        }
+        let run_id = imp.commit().unwrap();
+        let ids: Vec<i64> = store
+            .works_in_state(run_id, State::Pending)
+            .unwrap()
+            .iter()
+            .map(|w| w.id)
+            .collect();
+        let apply = |id: i64, from: State, to: State| Cmd::Apply {
+            ts: vec![Transition::new(id, from, to)],
+            reply: oneshot::channel().0,
+        };
+        // The second payout is not where its command thinks it is.
+        let group = [
+            apply(ids[0], State::Pending, State::Initiating),
+            apply(ids[1], State::Initiating, State::Pending),
+            apply(ids[2], State::Pending, State::Initiating),
+        ];
+        let results = commit(&mut store, &group);
+        assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
+        assert!(
+            matches!(results[1], Err(WriteError::Conflict { id, .. }) if id == ids[1]),
+            "{results:?}"
+        );
+        let moved = store.works_in_state(run_id, State::Initiating).unwrap();
+        assert_eq!(
+            moved.iter().map(|w| w.id).collect::<Vec<_>>(),
+            [ids[0], ids[2]]
         );
     }
 }

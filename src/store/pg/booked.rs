@@ -1,11 +1,40 @@
-//! Payouts as sent, for matching a provider's statement (PostgreSQL).
+//! Reads for closing the books (PostgreSQL): every payout as the provider
+//! was sent it (transaction id, account, wire amount, currency, state), for
+//! matching against a provider's statement; as `sqlite/booked.rs`.
 
-use super::{Pg, todo};
+use super::Pg;
+use super::sql::state;
 use crate::store::types::Booked;
-use anyhow::Result;
+use anyhow::{Context, Result};
+use rust_decimal::Decimal;
+use std::str::FromStr;
 
 impl Pg {
-    pub fn booked(&self, _run_id: Option<i64>) -> Result<Vec<Booked>> {
-        todo()
+    /// Every payout of `run_id` (or of every run), in run and row order.
+    pub fn booked(&self, run_id: Option<i64>) -> Result<Vec<Booked>> {
+        self.call(move |c| {
+            c.query(
+                "SELECT id, run_id, row, transaction_id, account_id, wire_amount, currency, state
+                 FROM payouts WHERE ($1::BIGINT IS NULL OR run_id = $1) ORDER BY run_id, row",
+                &[&run_id],
+            )?
+            .iter()
+            .map(|r| {
+                let wire: String = r.try_get(5)?;
+                Ok(Booked {
+                    id: r.try_get(0)?,
+                    run_id: r.try_get(1)?,
+                    row: r.try_get::<_, i64>(2)? as u64,
+                    transaction_id: r.try_get(3)?,
+                    account_id: r.try_get(4)?,
+                    // Written by payrun as digits; a bad one compares unequal.
+                    wire_amount: Decimal::from_str(&wire).unwrap_or(Decimal::MIN),
+                    currency: r.try_get(6)?,
+                    state: state(r, 7)?,
+                })
+            })
+            .collect()
+        })
+        .context("cannot read payouts")
     }
 }

@@ -1,28 +1,198 @@
-//! Earlier runs and payouts: unfinished runs, skipped and failed rows (PostgreSQL).
+//! History (PostgreSQL): what earlier runs recorded, as the re-run rules
+//! need it (docs/rerun.md), with the same answers as `sqlite/history.rs`.
+//! Inside an import: the earlier payout holding a transaction id, the
+//! recent payouts the repeat guard compares with, rows recorded as already
+//! paid (skipped, inserted in batches). Outside: the unfinished run of the
+//! same file, the counts and failed rows of a run.
 
-use super::{Pg, todo};
-use crate::store::types::RunInfo;
-use anyhow::Result;
+use super::Pg;
+use super::import::{BATCH, Import};
+use super::sql::{RUN_COLS, run_from_row, state, state_list};
+use crate::machine::State;
+use crate::store::types::{Earlier, RunInfo};
+use anyhow::{Context, Result};
+use postgres::Row;
+use std::collections::HashSet;
+
+/// Columns of an [`Earlier`], payouts `p` joined with runs `r`.
+const EARLIER_COLS: &str = "p.id, p.run_id, p.row, p.transaction_id, p.state, p.account_id,
+    p.amount, p.currency, p.method, r.file_path, r.created_at, r.finished_at IS NOT NULL";
+
+fn earlier_from_row(r: &Row) -> Result<Earlier> {
+    Ok(Earlier {
+        payout_id: r.try_get(0)?,
+        run_id: r.try_get(1)?,
+        row: r.try_get::<_, i64>(2)? as u64,
+        transaction_id: r.try_get(3)?,
+        state: state(r, 4)?,
+        account_id: r.try_get(5)?,
+        amount: r.try_get(6)?,
+        currency: r.try_get(7)?,
+        method: r.try_get(8)?,
+        run_file: r.try_get(9)?,
+        run_created_at: r.try_get(10)?,
+        run_finished: r.try_get(11)?,
+    })
+}
+
+impl Import<'_> {
+    /// The payout of an earlier run holding `transaction_id`, if any.
+    pub fn earlier(&self, transaction_id: &str) -> Result<Option<Earlier>> {
+        let (t, run_id) = (transaction_id.to_string(), self.run_id);
+        self.call(move |c| {
+            c.query_opt(
+                &format!(
+                    "SELECT {EARLIER_COLS} FROM payouts p JOIN runs r ON r.id = p.run_id
+                     WHERE p.transaction_id = $1 AND p.run_id <> $2"
+                ),
+                &[&t, &run_id],
+            )?
+            .as_ref()
+            .map(earlier_from_row)
+            .transpose()
+        })
+        .context("cannot read earlier payouts")
+    }
+
+    /// Every payout of the runs created in the last `window_days` days
+    /// (before this one) whose state is in `states`, by run then payout.
+    pub fn recent_payouts(&self, window_days: u32, states: &[State]) -> Result<Vec<Earlier>> {
+        let days = i32::try_from(window_days).unwrap_or(i32::MAX);
+        let run_id = self.run_id;
+        let sql = format!(
+            r#"SELECT {EARLIER_COLS} FROM payouts p JOIN runs r ON r.id = p.run_id
+             WHERE r.id <> $1 AND r.created_at >= to_char(
+                 (clock_timestamp() - make_interval(days => $2)) AT TIME ZONE 'UTC',
+                 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+             AND p.state IN ({}) ORDER BY r.id, p.id"#,
+            state_list(states)
+        );
+        self.call(move |c| {
+            c.query(&sql, &[&run_id, &days])?
+                .iter()
+                .map(earlier_from_row)
+                .collect()
+        })
+        .context("cannot read earlier payouts")
+    }
+
+    /// Payouts recorded in an earlier run.
+    pub fn payouts_of(&self, run_id: i64) -> Result<u64> {
+        let n: i64 = self.call(move |c| {
+            Ok(
+                c.query_one("SELECT count(*) FROM payouts WHERE run_id = $1", &[&run_id])?
+                    .try_get(0)?,
+            )
+        })?;
+        Ok(n as u64)
+    }
+
+    /// Records that row `row` of this file was already paid (or is held)
+    /// by the earlier payout `payout_id`: listed in the report, not sent.
+    pub fn add_skipped(&mut self, row: u64, payout_id: i64) -> Result<()> {
+        self.rows += 1;
+        self.skipped.push((row as i64, payout_id));
+        if self.skipped.len() >= BATCH {
+            self.flush_skipped()?;
+        }
+        Ok(())
+    }
+
+    /// Inserts the buffered skipped rows; a row given twice keeps the
+    /// last payout, as `INSERT OR REPLACE` does in SQLite.
+    pub(super) fn flush_skipped(&mut self) -> Result<()> {
+        if self.skipped.is_empty() {
+            return Ok(());
+        }
+        let mut seen = HashSet::new();
+        let (mut rows, mut payouts) = (Vec::new(), Vec::new());
+        for &(row, payout) in self.skipped.iter().rev() {
+            if seen.insert(row) {
+                rows.push(row);
+                payouts.push(payout);
+            }
+        }
+        self.skipped.clear();
+        let run_id = self.run_id;
+        self.call(move |c| {
+            c.execute(
+                "INSERT INTO skipped_rows (run_id, row, payout_id)
+                 SELECT $1, u.r, u.p FROM unnest($2::BIGINT[], $3::BIGINT[]) AS u(r, p)
+                 ON CONFLICT (run_id, row) DO UPDATE SET payout_id = EXCLUDED.payout_id",
+                &[&run_id, &rows, &payouts],
+            )?;
+            Ok(())
+        })
+        .context("cannot record skipped rows")
+    }
+}
 
 impl Pg {
+    /// The latest unfinished run of the same bytes, label and worksheet
+    /// (any period): resumed when the period was not given.
     pub fn unfinished_run_of(
         &self,
-        _file_sha256: &str,
-        _label: &str,
-        _sheet: &str,
+        file_sha256: &str,
+        label: &str,
+        sheet: &str,
     ) -> Result<Option<RunInfo>> {
-        todo()
+        self.call(|c| {
+            c.query_opt(
+                &format!(
+                    "SELECT {RUN_COLS} FROM runs WHERE file_sha256 = $1 AND label = $2
+                     AND sheet = $3 AND id_scheme = 2 AND finished_at IS NULL
+                     ORDER BY id DESC LIMIT 1"
+                ),
+                &[&file_sha256, &label, &sheet],
+            )?
+            .as_ref()
+            .map(run_from_row)
+            .transpose()
+        })
     }
 
-    pub fn payout_count(&self, _run_id: i64) -> Result<u64> {
-        todo()
+    /// Payouts recorded in a run.
+    pub fn payout_count(&self, run_id: i64) -> Result<u64> {
+        self.count("SELECT count(*) FROM payouts WHERE run_id = $1", run_id)
     }
 
-    pub fn skipped_count(&self, _run_id: i64) -> Result<u64> {
-        todo()
+    /// Rows of a run skipped as already paid.
+    pub fn skipped_count(&self, run_id: i64) -> Result<u64> {
+        self.count(
+            "SELECT count(*) FROM skipped_rows WHERE run_id = $1",
+            run_id,
+        )
     }
 
-    pub fn failed_rows(&self, _run_id: i64) -> Result<Vec<(u64, String)>> {
-        todo()
+    fn count(&self, sql: &str, run_id: i64) -> Result<u64> {
+        let n: i64 = self.call(|c| Ok(c.query_one(sql, &[&run_id])?.try_get(0)?))?;
+        Ok(n as u64)
+    }
+
+    /// The failed payouts of a run: (row, reason), in row order.
+    pub fn failed_rows(&self, run_id: i64) -> Result<Vec<(u64, String)>> {
+        let sql = format!(
+            "SELECT row, state, COALESCE(provider_code, ''), COALESCE(provider_msg, '')
+             FROM payouts WHERE run_id = $1 AND state IN ({}) ORDER BY id",
+            state_list(&[State::InitiateFailed, State::ExecuteFailed])
+        );
+        self.call(|c| {
+            c.query(&sql, &[&run_id])?
+                .iter()
+                .map(|r| {
+                    let state = state(r, 1)?;
+                    let code: String = r.try_get(2)?;
+                    let msg: String = r.try_get(3)?;
+                    let reason = match (code.is_empty(), msg.is_empty()) {
+                        (true, true) => state.as_str().to_string(),
+                        (false, true) => format!("{state}: {code}"),
+                        (true, false) => format!("{state}: {msg}"),
+                        (false, false) => format!("{state}: {code}: {msg}"),
+                    };
+                    Ok((r.try_get::<_, i64>(0)? as u64, reason))
+                })
+                .collect::<Result<Vec<_>>>()
+                .context("cannot read failed payouts")
+        })
     }
 }

@@ -1,57 +1,416 @@
-//! Import: a new run and its payouts in one transaction (PostgreSQL).
+//! Import (PostgreSQL): a new run and its payouts recorded in one
+//! transaction, all or nothing, as in `sqlite/import.rs`. Imports are
+//! serialised by an advisory lock, under which ids are given as SQLite
+//! gives rowids (the highest so far, plus one): the same run and payout ids
+//! as SQLite, consecutive and in file order within a run, and an import
+//! rolled back leaves no gap. Payouts are buffered and inserted [`BATCH`] rows per
+//! statement (`unnest` arrays); a transaction id already recorded is
+//! skipped by the insert (`ON CONFLICT DO NOTHING`) and listed, the whole
+//! import then refused with [`ImportError::DuplicateIds`] — the same lines
+//! in the same order as SQLite.
 
-use super::{Pg, todo};
+use super::driver::Driver;
+use super::{LOST, Pg};
 use crate::machine::State;
-use crate::payout::Payout;
-use crate::store::errors::ImportError;
-use crate::store::types::{Earlier, NewRun};
-use anyhow::Result;
+use crate::payout::{Payout, SenderOverride};
+use crate::store::errors::{DuplicateIds, ImportError, MAX_DUPLICATES_LISTED};
+use crate::store::types::NewRun;
+use anyhow::{Context, Result};
+use postgres::Client;
+use std::collections::{HashMap, HashSet};
+
+/// Key of the advisory lock held by an import until it commits.
+const IMPORT_LOCK: i64 = 0x5041_5952_0002;
+
+/// Payouts (and skipped rows) per insert statement.
+pub(super) const BATCH: usize = 1000;
 
 impl Pg {
-    pub fn begin_import(&mut self, _new: &NewRun<'_>) -> Result<Import<'_>> {
-        todo()
+    /// Starts importing a new run. Nothing is visible until
+    /// [`Import::commit`]; dropping the import rolls it back.
+    pub fn begin_import(&mut self, new: &NewRun<'_>) -> Result<Import<'_>> {
+        let sender_json = serde_json::to_string(new.sender)?;
+        let values: [String; 8] = [
+            new.identity.into(),
+            new.file_sha256.into(),
+            new.label.into(),
+            new.file_path.into(),
+            new.provider.into(),
+            sender_json,
+            new.period.into(),
+            new.sheet.into(),
+        ];
+        let client = self.client.get_mut().take().context(LOST)?;
+        let mut imp = Import {
+            pg: self,
+            driver: Some(Driver::new(client)),
+            committed: false,
+            run_id: 0,
+            next_id: 0,
+            rows: 0,
+            seq: 0,
+            pending: Columns::default(),
+            skipped: Vec::new(),
+            duplicates: Vec::new(),
+            duplicate_total: 0,
+            first_payout: None,
+            last_payout: None,
+        };
+        (imp.run_id, imp.next_id) = imp
+            .call(move |c| {
+                c.batch_execute("BEGIN")?;
+                c.execute("SELECT pg_advisory_xact_lock($1)", &[&IMPORT_LOCK])?;
+                let [a, b, c2, d, e, f, g, h] = &values;
+                let run = c.query_one(
+                    &format!(
+                        "INSERT INTO runs (id, identity, file_sha256, label, file_path, provider,
+                            sender_json, rows_total, rows_rejected, created_at, period, sheet,
+                            id_scheme)
+                         VALUES ((SELECT COALESCE(max(id), 0) + 1 FROM runs),
+                            $1, $2, $3, $4, $5, $6, 0, 0, {}, $7, $8, 2) RETURNING id",
+                        super::schema::NOW
+                    ),
+                    &[a, b, c2, d, e, f, g, h],
+                )?;
+                let last = c.query_one("SELECT COALESCE(max(id), 0) FROM payouts", &[])?;
+                Ok((run.get(0), last.get::<_, i64>(0) + 1))
+            })
+            .context("cannot record the run")?;
+        Ok(imp)
     }
 }
 
-/// An import in progress.
+/// An import in progress (one transaction on the connection it holds).
 pub struct Import<'a> {
-    _pg: &'a mut Pg,
+    pg: &'a mut Pg,
+    /// The connection, taken from `pg` and given back on drop.
+    driver: Option<Driver>,
+    committed: bool,
+    pub(super) run_id: i64,
+    /// The id the next payout added gets.
+    next_id: i64,
+    pub(super) rows: u64,
+    /// Rows added so far: orders the duplicate lines found at a flush
+    /// among those the caller reported by [`Import::conflict`].
+    seq: u64,
+    pending: Columns,
+    /// Skipped rows not yet inserted: (row, payout id).
+    pub(super) skipped: Vec<(i64, i64)>,
+    /// The first duplicates (by `seq`); `duplicate_total` counts them all.
+    duplicates: Vec<(u64, Duplicate)>,
+    duplicate_total: usize,
+    first_payout: Option<i64>,
+    last_payout: Option<i64>,
+}
+
+enum Duplicate {
+    Line(String),
+    Id { row: u64, transaction_id: String },
+}
+
+/// Buffered payouts, one vector per column (what `unnest` takes).
+#[derive(Default)]
+struct Columns {
+    seq: Vec<u64>,
+    id: Vec<i64>,
+    row: Vec<i64>,
+    transaction_id: Vec<String>,
+    account_id: Vec<String>,
+    amount: Vec<String>,
+    wire_amount: Vec<String>,
+    currency: Vec<String>,
+    method: Vec<String>,
+    description: Vec<String>,
+    b_first: Vec<String>,
+    b_last: Vec<String>,
+    b_phone: Vec<String>,
+    b_email: Vec<String>,
+    sender_json: Vec<Option<String>>,
+    retry_of: Vec<Option<i64>>,
+}
+
+impl Columns {
+    fn len(&self) -> usize {
+        self.seq.len()
+    }
+
+    fn clear(&mut self) {
+        let Columns {
+            seq,
+            id,
+            row,
+            transaction_id,
+            account_id,
+            amount,
+            wire_amount,
+            currency,
+            method,
+            description,
+            b_first,
+            b_last,
+            b_phone,
+            b_email,
+            sender_json,
+            retry_of,
+        } = self;
+        seq.clear();
+        id.clear();
+        row.clear();
+        transaction_id.clear();
+        account_id.clear();
+        amount.clear();
+        wire_amount.clear();
+        currency.clear();
+        method.clear();
+        description.clear();
+        b_first.clear();
+        b_last.clear();
+        b_phone.clear();
+        b_email.clear();
+        sender_json.clear();
+        retry_of.clear();
+    }
+
+    /// Inserts the rows in order; returns the ids of those inserted (a
+    /// row whose transaction id is already recorded is left out).
+    fn insert(&self, c: &mut Client, run_id: i64) -> Result<Vec<i64>> {
+        let rows = c.query(
+            "INSERT INTO payouts (id, run_id, row, transaction_id, account_id, amount, wire_amount,
+                currency, method, description, b_first, b_last, b_phone, b_email, sender_json,
+                state, retry_of)
+             SELECT u.id, $1, u.r, u.t, u.acc, u.amt, u.wire, u.cur, u.meth, u.descr, u.bf, u.bl,
+                u.bp, u.be, u.sj, $2, u.retry
+             FROM unnest($3::BIGINT[], $4::BIGINT[], $5::TEXT[], $6::TEXT[], $7::TEXT[],
+                $8::TEXT[], $9::TEXT[], $10::TEXT[], $11::TEXT[], $12::TEXT[], $13::TEXT[],
+                $14::TEXT[], $15::TEXT[], $16::TEXT[], $17::BIGINT[])
+                AS u(id, r, t, acc, amt, wire, cur, meth, descr, bf, bl, bp, be, sj, retry)
+             ORDER BY u.id
+             ON CONFLICT (transaction_id) DO NOTHING
+             RETURNING id",
+            &[
+                &run_id,
+                &State::Pending.as_str(),
+                &self.id,
+                &self.row,
+                &self.transaction_id,
+                &self.account_id,
+                &self.amount,
+                &self.wire_amount,
+                &self.currency,
+                &self.method,
+                &self.description,
+                &self.b_first,
+                &self.b_last,
+                &self.b_phone,
+                &self.b_email,
+                &self.sender_json,
+                &self.retry_of,
+            ],
+        )?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
 }
 
 impl Import<'_> {
     pub fn run_id(&self) -> i64 {
-        0
+        self.run_id
     }
 
-    pub fn add(&mut self, _p: &Payout, _transaction_id: &str) -> Result<()> {
-        todo()
+    /// Runs `f` on the import's connection (inside its transaction).
+    pub(super) fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.driver.as_ref().context(LOST)?.run(f)?
     }
 
-    pub fn add_retry(&mut self, _p: &Payout, _transaction_id: &str, _retry_of: i64) -> Result<()> {
-        todo()
+    /// Adds a valid payout as `pending` under `transaction_id`.
+    pub fn add(&mut self, p: &Payout, transaction_id: &str) -> Result<()> {
+        self.insert(p, transaction_id, None)
     }
 
-    pub fn conflict(&mut self, _line: String) {}
-
-    pub fn commit(self) -> Result<i64, ImportError> {
-        Err(ImportError::Database(anyhow::anyhow!(
-            "the PostgreSQL store is not complete yet"
-        )))
+    /// Adds a valid payout as `pending` under `transaction_id`, re-paying
+    /// the failed earlier payout `retry_of` (recorded as the link).
+    pub fn add_retry(&mut self, p: &Payout, transaction_id: &str, retry_of: i64) -> Result<()> {
+        self.insert(p, transaction_id, Some(retry_of))
     }
 
-    pub fn earlier(&self, _transaction_id: &str) -> Result<Option<Earlier>> {
-        todo()
+    fn insert(&mut self, p: &Payout, transaction_id: &str, retry_of: Option<i64>) -> Result<()> {
+        self.rows += 1;
+        self.seq += 1;
+        let sender_json = if p.sender == SenderOverride::default() {
+            None
+        } else {
+            Some(serde_json::to_string(&p.sender)?)
+        };
+        let b = &mut self.pending;
+        b.seq.push(self.seq);
+        b.id.push(self.next_id);
+        self.next_id += 1;
+        b.row.push(p.row as i64);
+        b.transaction_id.push(transaction_id.to_string());
+        b.account_id.push(p.account_id.clone());
+        b.amount.push(p.amount.normalize().to_string());
+        b.wire_amount.push(p.wire_amount.clone());
+        b.currency.push(p.currency.clone());
+        b.method.push(p.payout_method_id.clone());
+        b.description.push(p.description.clone());
+        b.b_first.push(p.beneficiary_firstname.clone());
+        b.b_last.push(p.beneficiary_lastname.clone());
+        b.b_phone
+            .push(p.beneficiary_phone.clone().unwrap_or_default());
+        b.b_email
+            .push(p.beneficiary_email.clone().unwrap_or_default());
+        b.sender_json.push(sender_json);
+        b.retry_of.push(retry_of);
+        if b.len() >= BATCH {
+            self.flush_payouts()?;
+        }
+        Ok(())
     }
 
-    pub fn recent_payouts(&self, _window_days: u32, _states: &[State]) -> Result<Vec<Earlier>> {
-        todo()
+    /// Inserts the buffered payouts; those whose transaction id is taken
+    /// become duplicates.
+    fn flush_payouts(&mut self) -> Result<()> {
+        if self.pending.len() == 0 {
+            return Ok(());
+        }
+        let cols = std::mem::take(&mut self.pending);
+        let run_id = self.run_id;
+        let (mut cols, inserted) = self.call(move |c| {
+            let inserted = cols.insert(c, run_id).context("cannot record a payout")?;
+            Ok((cols, inserted))
+        })?;
+        for &id in &inserted {
+            self.first_payout = Some(self.first_payout.map_or(id, |f| f.min(id)));
+            self.last_payout = Some(self.last_payout.map_or(id, |l| l.max(id)));
+        }
+        if inserted.len() < cols.len() {
+            // Rows are inserted in file order: of two rows with one id,
+            // the first got it.
+            let inserted: HashSet<i64> = inserted.into_iter().collect();
+            for i in 0..cols.len() {
+                if !inserted.contains(&cols.id[i]) {
+                    let dup = Duplicate::Id {
+                        row: cols.row[i] as u64,
+                        transaction_id: cols.transaction_id[i].clone(),
+                    };
+                    self.push_duplicate(cols.seq[i], dup);
+                }
+            }
+        }
+        cols.clear();
+        self.pending = cols;
+        Ok(())
     }
 
-    pub fn payouts_of(&self, _run_id: i64) -> Result<u64> {
-        todo()
+    fn push_duplicate(&mut self, seq: u64, d: Duplicate) {
+        self.duplicate_total += 1;
+        self.duplicates.push((seq, d));
+        // Only the first lines are listed: keep memory bounded.
+        if self.duplicates.len() > 4 * MAX_DUPLICATES_LISTED {
+            self.duplicates.sort_by_key(|(s, _)| *s);
+            self.duplicates.truncate(MAX_DUPLICATES_LISTED);
+        }
     }
 
-    pub fn add_skipped(&mut self, _row: u64, _payout_id: i64) -> Result<()> {
-        todo()
+    /// Refuses the import for a reason found by the caller (a transaction
+    /// id of the file that an earlier run used for another payout): one
+    /// line among the duplicate-id lines.
+    pub fn conflict(&mut self, line: String) {
+        self.rows += 1;
+        self.seq += 1;
+        self.push_duplicate(self.seq, Duplicate::Line(line));
+    }
+
+    /// Commits the import, or refuses it (rolling back) when transaction ids
+    /// collide with earlier runs.
+    pub fn commit(mut self) -> Result<i64, ImportError> {
+        self.flush_payouts()?;
+        self.flush_skipped()?;
+        if self.duplicate_total > 0 {
+            return Err(ImportError::DuplicateIds(DuplicateIds(
+                self.duplicate_lines()?,
+            )));
+        }
+        let (run_id, rows) = (self.run_id, self.rows as i64);
+        let (first, last) = (self.first_payout, self.last_payout);
+        self.call(move |c| {
+            c.execute(
+                "UPDATE runs SET rows_total = $2, rows_rejected = 0, first_payout = $3,
+                    last_payout = $4 WHERE id = $1",
+                &[&run_id, &rows, &first, &last],
+            )
+            .context("cannot record the run's totals")?;
+            c.batch_execute("COMMIT")
+                .context("cannot commit the import")
+        })?;
+        self.committed = true;
+        Ok(self.run_id)
+    }
+
+    /// The listed duplicate lines, then how many more there were.
+    fn duplicate_lines(&mut self) -> Result<Vec<String>> {
+        self.duplicates.sort_by_key(|(s, _)| *s);
+        self.duplicates.truncate(MAX_DUPLICATES_LISTED);
+        let ids: Vec<String> = self
+            .duplicates
+            .iter()
+            .filter_map(|(_, d)| match d {
+                Duplicate::Id { transaction_id, .. } => Some(transaction_id.clone()),
+                Duplicate::Line(_) => None,
+            })
+            .collect();
+        let holders: HashMap<String, (i64, i64, String)> = self.call(move |c| {
+            let rows = c.query(
+                "SELECT p.transaction_id, p.run_id, p.row, r.file_path
+                 FROM payouts p JOIN runs r ON r.id = p.run_id
+                 WHERE p.transaction_id = ANY($1)",
+                &[&ids],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| (r.get(0), (r.get(1), r.get(2), r.get(3))))
+                .collect())
+        })?;
+        let mut lines: Vec<String> = self
+            .duplicates
+            .drain(..)
+            .map(|(_, d)| match d {
+                Duplicate::Line(line) => line,
+                Duplicate::Id {
+                    row,
+                    transaction_id: t,
+                } => match holders.get(&t) {
+                    Some((run, held, file)) if *run != self.run_id => format!(
+                        "row {row}: transaction_id {t:?} is already used by run {run} ({file}, row {held}); \
+                         a transaction id pays once, ever: give this row a new transaction_id"
+                    ),
+                    Some((_, held, _)) => format!(
+                        "row {row}: transaction_id {t:?} repeats row {held} of this file; give each row its own transaction_id"
+                    ),
+                    None => format!("row {row}: cannot record transaction_id {t:?}"),
+                },
+            })
+            .collect();
+        if self.duplicate_total > lines.len() {
+            lines.push(format!(
+                "... and {} more",
+                self.duplicate_total - lines.len()
+            ));
+        }
+        Ok(lines)
+    }
+}
+
+/// Rolls back what was not committed and gives the connection back.
+impl Drop for Import<'_> {
+    fn drop(&mut self) {
+        if let Some(driver) = self.driver.take() {
+            if !self.committed {
+                let _ = driver.run(|c| c.batch_execute("ROLLBACK"));
+            }
+            *self.pg.client.get_mut() = driver.finish();
+        }
     }
 }

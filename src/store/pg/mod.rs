@@ -11,44 +11,61 @@
 mod apply;
 mod booked;
 mod cancel;
+mod conn;
+mod driver;
 mod history;
 mod import;
 mod outputs;
+mod rate;
 mod reads;
 mod resolve;
 pub(crate) mod schema;
 #[allow(dead_code)] // used by the operations being ported
 mod sql;
+mod workers;
 
 pub use import::Import;
 
-use super::errors::WriteError;
 use super::target::PgTarget;
-use super::types::Work;
-use super::writer::GroupOp;
 use anyhow::{Context, Result};
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// An open PostgreSQL checkpoint.
 pub struct Pg {
-    #[allow(dead_code)] // used by the operations being ported
-    client: RefCell<postgres::Client>,
+    /// The connection; `None` only while an [`Import`] holds it (it gives
+    /// it back when committed or dropped) and inside [`Drop`].
+    client: RefCell<Option<postgres::Client>>,
     target: PgTarget,
+    /// The worker this process registered for a shared run: its claims
+    /// take the lease (`lease_owner`), and its transitions apply only to
+    /// payouts it still holds (PG.md, "Fence"). `None`: a single process.
+    worker: Option<i64>,
+    /// Statements of the write path, prepared once per connection.
+    prepared: HashMap<&'static str, postgres::Statement>,
+    /// Per run, the last payout id claimed through this connection (see
+    /// `apply.rs`: a hint that keeps claims off what was already sent).
+    cursors: HashMap<i64, i64>,
 }
 
 impl Pg {
-    /// Connects and migrates.
+    /// Connects and migrates. Commits wait for the server's disk
+    /// (`synchronous_commit = on`), whatever the server's own setting.
     pub fn connect(target: &PgTarget) -> Result<Pg> {
         let url = target.url().to_string();
         let client = off_runtime(move || -> Result<postgres::Client> {
             let mut client = postgres::Client::connect(&url, postgres::NoTls)?;
+            client.batch_execute("SET synchronous_commit = on")?;
             schema::migrate(&mut client)?;
             Ok(client)
         })
         .with_context(|| format!("cannot use the database {target}"))?;
         Ok(Pg {
-            client: RefCell::new(client),
+            client: RefCell::new(Some(client)),
             target: target.clone(),
+            worker: None,
+            prepared: HashMap::new(),
+            cursors: HashMap::new(),
         })
     }
 
@@ -56,13 +73,27 @@ impl Pg {
         &self.target
     }
 
-    pub(crate) fn commit_group(
-        &mut self,
-        _group: &[GroupOp<'_>],
-    ) -> Result<Vec<Vec<Work>>, WriteError> {
-        Err(WriteError::Disk(
-            "the PostgreSQL store is not complete yet".into(),
-        ))
+    /// The worker id this process registered (`None`: not a shared run).
+    pub fn set_worker(&mut self, id: Option<i64>) {
+        self.worker = id;
+    }
+
+    pub fn worker(&self) -> Option<i64> {
+        self.worker
+    }
+}
+
+pub(super) const LOST: &str = "the connection to the database was lost";
+
+/// Dropping a client closes it with a blocking call, which would panic on
+/// a thread that drives async tasks: there, it is closed on a plain thread.
+impl Drop for Pg {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.get_mut().take()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            let _ = std::thread::spawn(move || drop(client)).join();
+        }
     }
 }
 
@@ -73,10 +104,6 @@ pub(crate) fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
         return f();
     }
     std::thread::scope(|s| s.spawn(f).join()).unwrap_or_else(|p| std::panic::resume_unwind(p))
-}
-
-pub(crate) fn todo<T>() -> Result<T> {
-    anyhow::bail!("the PostgreSQL store is not complete yet")
 }
 
 #[cfg(test)]

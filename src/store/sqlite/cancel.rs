@@ -9,8 +9,8 @@
 use super::Sqlite;
 use super::apply::apply_in;
 use super::sql::{RUN_RANGE, sql_now};
-use crate::machine::{CANCELLABLE, OPEN, State};
-use crate::store::types::Transition;
+use crate::machine::State;
+use crate::store::cancel_plan::{CancelPlan, ever_sent};
 use crate::store::types::{CancelOutcome, RELEASED_ID_MARK};
 use rusqlite::params;
 
@@ -21,9 +21,6 @@ impl Sqlite {
     /// Returns whether it was moved.
     pub fn repoint_unsent_run(&mut self, run_id: i64, provider: &str) -> anyhow::Result<bool> {
         let counts = self.state_counts(run_id)?;
-        let sent = counts
-            .iter()
-            .any(|(s, n)| *n > 0 && *s != State::Pending && *s != State::Cancelled);
         let cancelled_after_sending: i64 = self.conn.query_row(
             &format!(
                 "SELECT count(*) FROM payouts WHERE {RUN_RANGE} AND state = 'cancelled'
@@ -32,7 +29,7 @@ impl Sqlite {
             [run_id],
             |r| r.get(0),
         )?;
-        if sent || cancelled_after_sending > 0 {
+        if ever_sent(&counts, cancelled_after_sending as u64) {
             return Ok(false);
         }
         self.conn.execute(
@@ -47,44 +44,24 @@ impl Sqlite {
     pub fn cancel_run(&mut self, run_id: i64) -> anyhow::Result<CancelOutcome> {
         let tx = self.conn.transaction()?;
         let now = sql_now(&tx)?;
-        let mut out = CancelOutcome::default();
-        let mut ts = Vec::new();
-        let mut released = Vec::new();
+        let mut plan = CancelPlan::default();
         {
             let mut stmt = tx.prepare(&format!(
                 "SELECT id, state FROM payouts WHERE {RUN_RANGE} ORDER BY id"
             ))?;
             let mut rows = stmt.query([run_id])?;
             while let Some(r) = rows.next()? {
-                let id: i64 = r.get(0)?;
-                let state = State::parse(&r.get::<_, String>(1)?)?;
-                if CANCELLABLE.contains(&state) {
-                    let mut t = Transition::new(id, state, State::Cancelled);
-                    t.code = Some("CANCELLED".into());
-                    t.message = Some(if state == State::Pending {
-                        released.push(id);
-                        out.never_sent += 1;
-                        "cancelled by the operator; never sent, its transaction id is free again"
-                            .into()
-                    } else {
-                        out.initiated += 1;
-                        "cancelled by the operator after initiation; never executed, no money moved"
-                            .into()
-                    });
-                    ts.push(t);
-                } else if OPEN.contains(&state) {
-                    *out.left_open.entry(state).or_default() += 1;
-                }
+                plan.add(r.get(0)?, State::parse(&r.get::<_, String>(1)?)?);
             }
         }
-        apply_in(&tx, &ts, &now)?;
-        for id in released {
+        apply_in(&tx, &plan.transitions, &now)?;
+        for id in &plan.released {
             tx.execute(
                 "UPDATE payouts SET transaction_id = transaction_id || ?2 || id WHERE id = ?1",
                 params![id, RELEASED_ID_MARK],
             )?;
         }
-        if out.left_open.is_empty() {
+        if plan.finishes_the_run() {
             tx.execute(
                 &format!(
                     "UPDATE runs SET finished_at = COALESCE(finished_at, {}) WHERE id = ?1",
@@ -94,6 +71,6 @@ impl Sqlite {
             )?;
         }
         tx.commit()?;
-        Ok(out)
+        Ok(plan.outcome)
     }
 }

@@ -56,33 +56,6 @@ impl Sqlite {
 mod tests {
     use super::*;
 
-    #[test]
-    fn report_target_round_trips_and_is_replaced() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Sqlite::open(&dir.path().join("t.db")).unwrap();
-        assert_eq!(store.report_target(1).unwrap(), None);
-        store
-            .conn
-            .execute_batch(
-                "INSERT INTO runs (id, identity, file_sha256, file_path, provider, sender_json,
-                     rows_total, rows_rejected, created_at) VALUES
-                     (1, 'i', 's', 'f.csv', 'sandbox', '{}', 0, 0, 'now')",
-            )
-            .unwrap();
-        let mut t = ReportTarget {
-            path: PathBuf::from("/tmp/r.csv"),
-            delimiter: b';',
-            bom: true,
-            language: "fr".into(),
-        };
-        store.set_report_target(1, &t).unwrap();
-        assert_eq!(store.report_target(1).unwrap(), Some(t.clone()));
-        t.path = PathBuf::from("/tmp/other.xlsx");
-        t.delimiter = b',';
-        store.set_report_target(1, &t).unwrap();
-        assert_eq!(store.report_target(1).unwrap(), Some(t));
-    }
-
     /// A database made before `run_reports` existed opens, migrates, and
     /// simply has no recorded report.
     #[test]

@@ -9,20 +9,11 @@ use super::sql::{
     unresolved_from_row, work_from_row,
 };
 use crate::machine::{NEEDS_OPERATOR, OPEN, State};
-use crate::store::types::SKIPPED;
+use crate::store::report_rows::{SkippedRow, add_to_totals, beneficiary, merge_in_row_order};
 use crate::store::types::{ReportRow, RunInfo, Totals, Unresolved, Work};
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, params};
-use rust_decimal::Decimal;
 use std::collections::BTreeMap;
-use std::str::FromStr;
-
-fn beneficiary(first: String, last: String) -> String {
-    match (first.is_empty(), last.is_empty()) {
-        (false, false) => format!("{first} {last}"),
-        _ => format!("{first}{last}"),
-    }
-}
 
 impl Sqlite {
     pub fn find_run(&self, identity: &str) -> Result<Option<RunInfo>> {
@@ -120,14 +111,7 @@ impl Sqlite {
         let mut rows = stmt.query([run_id])?;
         let mut out = Totals::new();
         while let Some(r) = rows.next()? {
-            let currency: String = r.get(0)?;
-            let state: State = r.get(1)?;
-            let amount: String = r.get(2)?;
-            let amount = Decimal::from_str(&amount)
-                .with_context(|| format!("corrupt amount {amount:?} in the database"))?;
-            let tally = out.entry(currency).or_default().entry(state).or_default();
-            tally.count += 1;
-            tally.total += amount;
+            add_to_totals(&mut out, r.get(0)?, r.get(1)?, &r.get::<_, String>(2)?, 1)?;
         }
         Ok(out)
     }
@@ -145,83 +129,66 @@ impl Sqlite {
         // Rows skipped as already paid by an earlier run (docs/rerun.md):
         // few, so SQLite may sort them. (A file with a rejected row is never
         // imported, so the legacy `rejected_rows` table stays empty.)
-        let mut rejected_stmt = self.conn.prepare(
-            "SELECT s.row, 1, '', p.transaction_id, p.account_id, p.b_first, p.b_last, p.amount,
+        let mut skipped_stmt = self.conn.prepare(
+            "SELECT s.row, p.transaction_id, p.account_id, p.b_first, p.b_last, p.amount,
                     p.currency, p.state, p.run_id, p.row, r.file_path, r.created_at
                FROM skipped_rows s JOIN payouts p ON p.id = s.payout_id
                JOIN runs r ON r.id = p.run_id
               WHERE s.run_id = ?1
              ORDER BY 1",
         )?;
-        let mut rejected = rejected_stmt.query([run_id])?;
-        let next_rejected = |rows: &mut rusqlite::Rows<'_>| -> Result<Option<ReportRow>> {
-            let Some(r) = rows.next()? else {
-                return Ok(None);
-            };
-            let row = r.get::<_, i64>(0)? as u64;
-            let earlier: State = r.get(9)?;
-            let (run, prow, file, at): (i64, i64, String, String) =
-                (r.get(10)?, r.get(11)?, r.get(12)?, r.get(13)?);
-            let what = match earlier {
-                State::Executed => "was paid by",
-                State::Unknown | State::Processing => "may have been paid by",
-                State::Cancelled => "was cancelled in",
-                State::SetAside => "was set aside in",
-                s if s.is_open() => "is still open in",
-                _ => "is held by",
-            };
-            Ok(Some(ReportRow {
-                row,
-                transaction_id: r.get(3)?,
-                account_id: r.get(4)?,
-                beneficiary: beneficiary(r.get(5)?, r.get(6)?),
-                amount: r.get(7)?,
-                currency: r.get(8)?,
-                state: SKIPPED.to_string(),
-                provider_code: format!("ALREADY_{}", earlier.as_str().to_ascii_uppercase()),
-                provider_message: format!(
-                    "not sent again: this payout {what} run {run} ({file}, started {at}), row {prow}, now {earlier}"
-                ),
-                attempts: 0,
-                initiated_at: String::new(),
-                executed_at: String::new(),
-            }))
-        };
-        let mut pending_rejected = next_rejected(&mut rejected)?;
+        let mut skipped = skipped_stmt.query([run_id])?;
         let mut stmt = self.conn.prepare(&format!(
             "SELECT row, transaction_id, account_id, b_first, b_last, amount, currency, state,
                     COALESCE(provider_code, ''), COALESCE(provider_msg, ''), attempts,
                     COALESCE(initiated_at, ''), COALESCE(executed_at, '')
              FROM payouts WHERE {RUN_RANGE} ORDER BY id"
         ))?;
-        let mut rows = stmt.query([run_id])?;
-        while let Some(r) = rows.next()? {
-            let beneficiary = beneficiary(r.get(3)?, r.get(4)?);
-            let row = ReportRow {
-                row: r.get::<_, i64>(0)? as u64,
-                transaction_id: r.get(1)?,
-                account_id: r.get(2)?,
-                beneficiary,
-                amount: r.get(5)?,
-                currency: r.get(6)?,
-                state: r.get::<_, State>(7)?.as_str().to_string(),
-                provider_code: r.get(8)?,
-                provider_message: r.get(9)?,
-                attempts: r.get::<_, i64>(10)? as u32,
-                initiated_at: r.get(11)?,
-                executed_at: r.get(12)?,
-            };
-            while let Some(rej) = pending_rejected.take_if(|rej| rej.row < row.row) {
-                f(&rej)?;
-                pending_rejected = next_rejected(&mut rejected)?;
-            }
-            f(&row)?;
-        }
-        while let Some(rej) = pending_rejected.take() {
-            f(&rej)?;
-            pending_rejected = next_rejected(&mut rejected)?;
-        }
-        Ok(())
+        let mut payouts = stmt.query([run_id])?;
+        merge_in_row_order(
+            || {
+                let Some(r) = skipped.next()? else {
+                    return Ok(None);
+                };
+                Ok(Some(
+                    SkippedRow {
+                        row: r.get::<_, i64>(0)? as u64,
+                        transaction_id: r.get(1)?,
+                        account_id: r.get(2)?,
+                        b_first: r.get(3)?,
+                        b_last: r.get(4)?,
+                        amount: r.get(5)?,
+                        currency: r.get(6)?,
+                        state: r.get(7)?,
+                        run_id: r.get(8)?,
+                        run_row: r.get::<_, i64>(9)? as u64,
+                        run_file: r.get(10)?,
+                        run_created_at: r.get(11)?,
+                    }
+                    .into_report_row(),
+                ))
+            },
+            || {
+                let Some(r) = payouts.next()? else {
+                    return Ok(None);
+                };
+                Ok(Some(ReportRow {
+                    row: r.get::<_, i64>(0)? as u64,
+                    transaction_id: r.get(1)?,
+                    account_id: r.get(2)?,
+                    beneficiary: beneficiary(r.get(3)?, r.get(4)?),
+                    amount: r.get(5)?,
+                    currency: r.get(6)?,
+                    state: r.get::<_, State>(7)?.as_str().to_string(),
+                    provider_code: r.get(8)?,
+                    provider_message: r.get(9)?,
+                    attempts: r.get::<_, i64>(10)? as u32,
+                    initiated_at: r.get(11)?,
+                    executed_at: r.get(12)?,
+                }))
+            },
+            |r| f(&r),
+        )
     }
 
     /// Payouts left `unknown` (or in an intent state) for an operator.
@@ -270,65 +237,5 @@ impl Sqlite {
         })?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .context("cannot read the audit trail")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::provider::wire::Sender;
-    use crate::store::test_support::{new_run, payout};
-
-    fn two_payouts() -> (tempfile::TempDir, Sqlite, i64) {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
-        let sender = Sender::default();
-        let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
-        imp.add(&payout(2, "1000"), "tx-2").unwrap();
-        imp.add(&payout(3, "0.5"), "tx-3").unwrap();
-        let run_id = imp.commit().unwrap();
-        (dir, store, run_id)
-    }
-
-    #[test]
-    fn counts_and_open_use_the_named_sets() {
-        let (_dir, mut store, run_id) = two_payouts();
-        let id = store.payout_by_transaction_id("tx-2").unwrap().unwrap().id;
-        store
-            .apply(&[
-                crate::store::Transition::new(id, State::Pending, State::Initiating),
-                crate::store::Transition::new(id, State::Initiating, State::Initiated),
-                crate::store::Transition::new(id, State::Initiated, State::Executing),
-                crate::store::Transition::new(id, State::Executing, State::Unknown),
-            ])
-            .unwrap();
-        assert_eq!(store.open_count(run_id).unwrap(), 1);
-        let counts = store.state_counts(run_id).unwrap();
-        assert_eq!(counts[&State::Unknown], 1);
-        assert_eq!(counts[&State::Pending], 1);
-        let unresolved = store.unresolved(None).unwrap();
-        assert_eq!(unresolved.len(), 1);
-        assert_eq!(unresolved[0].state, State::Unknown);
-    }
-
-    #[test]
-    fn a_state_payrun_does_not_know_is_an_error_in_every_read() {
-        let (_dir, store, run_id) = two_payouts();
-        store
-            .conn
-            .execute(
-                "UPDATE payouts SET state = 'settling' WHERE transaction_id = 'tx-3'",
-                [],
-            )
-            .unwrap();
-        let has_state = |e: anyhow::Error| format!("{e:#}").contains("settling");
-        assert!(has_state(store.state_counts(run_id).unwrap_err()));
-        assert!(has_state(store.totals(run_id).unwrap_err()));
-        assert!(has_state(
-            store.for_each_report_row(run_id, |_| Ok(())).unwrap_err()
-        ));
-        assert!(has_state(
-            store.payout_by_transaction_id("tx-3").unwrap_err()
-        ));
     }
 }

@@ -4,7 +4,8 @@
 
 use super::Sqlite;
 use super::sql::NOW;
-use crate::machine::{self, State};
+use crate::machine::State;
+use crate::store::errors::{CHANGED_MEANWHILE, check_decision};
 use anyhow::{Result, bail};
 use rusqlite::params;
 
@@ -19,9 +20,7 @@ impl Sqlite {
         reason: &str,
         code: &str,
     ) -> Result<()> {
-        if !machine::allowed(from, to) {
-            bail!("refused to move payout {id} from {from} to {to}: not a decision payrun records");
-        }
+        check_decision(id, from, to)?;
         let tx = self.conn.transaction()?;
         let changed = tx.execute(
             &format!(
@@ -33,7 +32,7 @@ impl Sqlite {
             params![id, to, code, reason, from, to == State::Executed],
         )?;
         if changed != 1 {
-            bail!("the payout changed state meanwhile; list it again");
+            bail!(CHANGED_MEANWHILE);
         }
         tx.execute(
             &format!(
@@ -44,71 +43,5 @@ impl Sqlite {
         )?;
         tx.commit()?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::provider::wire::Sender;
-    use crate::store::Transition;
-    use crate::store::test_support::{new_run, payout};
-
-    #[test]
-    fn resolve_writes_audit() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
-        let sender = Sender::default();
-        let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
-        imp.add(&payout(2, "1000"), "tx-2").unwrap();
-        let run_id = imp.commit().unwrap();
-        let p = store.payout_by_transaction_id("tx-2").unwrap().unwrap();
-        store
-            .apply(&[
-                Transition::new(p.id, State::Pending, State::Initiating),
-                Transition::new(p.id, State::Initiating, State::Initiated),
-                Transition::new(p.id, State::Initiated, State::Executing),
-                Transition::new(p.id, State::Executing, State::Unknown),
-            ])
-            .unwrap();
-        assert_eq!(store.unresolved(Some(run_id)).unwrap().len(), 1);
-        store
-            .resolve(
-                p.id,
-                State::Unknown,
-                State::Executed,
-                "mark",
-                "statement 2026-05",
-                "OPERATOR_MARKED",
-            )
-            .unwrap();
-        assert!(store.unresolved(Some(run_id)).unwrap().is_empty());
-        let audit = store.audit(run_id).unwrap();
-        assert_eq!(audit.len(), 1);
-        assert_eq!(audit[0][0], "tx-2");
-        assert_eq!(audit[0][5], "statement 2026-05");
-        // A second decision on the same payout is refused.
-        assert!(
-            store
-                .resolve(p.id, State::Unknown, State::ExecuteFailed, "mark", "x", "X")
-                .is_err()
-        );
-    }
-
-    #[test]
-    fn a_decision_the_state_machine_lacks_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
-        let sender = Sender::default();
-        let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
-        imp.add(&payout(2, "1000"), "tx-2").unwrap();
-        let run_id = imp.commit().unwrap();
-        let p = store.payout_by_transaction_id("tx-2").unwrap().unwrap();
-        let err = store
-            .resolve(p.id, State::Pending, State::Executed, "mark", "x", "X")
-            .unwrap_err();
-        assert!(format!("{err}").contains("not a decision"), "{err}");
-        assert_eq!(store.state_counts(run_id).unwrap()[&State::Pending], 1);
-        assert!(store.audit(run_id).unwrap().is_empty());
     }
 }

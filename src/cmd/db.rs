@@ -1,0 +1,89 @@
+//! `--db` for every command that reads or writes the checkpoint: the flag,
+//! else the `database` key of `payrun.toml`, else the per-user default
+//! file, as a [`Db`] — a file path (SQLite) or a `postgres://` connection
+//! string — and what a command does with it before opening it: a file must
+//! exist (except for `run`), and holds one process at a time; a PostgreSQL
+//! database always exists and is shared. Shown with its password hidden.
+
+use crate::config::Config;
+use crate::store::{Db, RunLock, Store};
+use anyhow::{Result, bail};
+use std::path::{Path, PathBuf};
+
+/// The checkpoint a command uses.
+pub fn resolve(flag: Option<&Path>, cfg: &Config, sandbox: bool) -> Result<Db> {
+    let path = crate::config::resolve_db(flag, cfg, sandbox)?;
+    Ok(from_path(path))
+}
+
+/// A path that reads `postgres://…` is a connection string.
+fn from_path(path: PathBuf) -> Db {
+    match path.to_str() {
+        Some(s) => Db::parse(s),
+        None => Db::File(path),
+    }
+}
+
+/// Opens a checkpoint that must already hold runs: a missing file is an
+/// error naming it (with `hint` after it), never a new empty database.
+pub fn open_existing(db: &Db, hint: &str) -> Result<Store> {
+    if let Db::File(path) = db
+        && !path.exists()
+    {
+        bail!("no database at {}; {hint}", path.display());
+    }
+    Store::connect(db)
+}
+
+/// One process at a time on a SQLite file (`run`, `reconcile`,
+/// `cancel`); none needed on PostgreSQL, whose writes are checked against
+/// each payout's state and lease.
+pub fn lock(db: &Db) -> Result<Option<RunLock>> {
+    match db {
+        Db::File(path) => Ok(Some(RunLock::acquire(path)?)),
+        Db::Postgres(_) => Ok(None),
+    }
+}
+
+/// The database as an input no output may overwrite (a file only).
+pub fn as_input(db: &Db) -> Vec<(&'static str, &Path)> {
+    db.file().map(|p| ("database", p)).into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_string_in_the_flag_or_the_config_is_postgres() {
+        let cfg = Config::default();
+        let url = Path::new("postgres://pay:secret@db.example/pay");
+        let db = resolve(Some(url), &cfg, false).unwrap();
+        assert!(matches!(db, Db::Postgres(_)));
+        assert!(!db.to_string().contains("secret"), "{db}");
+        assert!(as_input(&db).is_empty());
+        let cfg = Config {
+            database: Some("postgresql://u@h/d".into()),
+            ..Config::default()
+        };
+        assert!(matches!(
+            resolve(None, &cfg, false).unwrap(),
+            Db::Postgres(_)
+        ));
+        let file = resolve(Some(Path::new("payrun.db")), &cfg, false).unwrap();
+        assert_eq!(file, Db::File("payrun.db".into()));
+        assert_eq!(as_input(&file), [("database", Path::new("payrun.db"))]);
+    }
+
+    #[test]
+    fn a_missing_file_is_named_and_not_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::File(dir.path().join("none.db"));
+        let err = open_existing(&db, "pass --db").unwrap_err().to_string();
+        assert!(
+            err.contains("no database at") && err.contains("pass --db"),
+            "{err}"
+        );
+        assert!(!dir.path().join("none.db").exists());
+    }
+}

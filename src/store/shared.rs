@@ -1,0 +1,221 @@
+//! Several workers sharing one run (PostgreSQL only): the facade's
+//! operations on the `workers` table and on leases, and the one rule that
+//! says when a worker is gone. A SQLite checkpoint has a single worker (its
+//! file lock sees to that): registering gives no id, nothing is ever
+//! adopted, and nobody else holds a lease. See `ARCHITECTURE.md`,
+//! "Several workers on one run".
+//!
+//! A worker is alive while its heartbeat (server clock) is younger than the
+//! lease and it has not stopped. Once expired it never comes back: its
+//! heartbeat refuses to refresh an expired row, so a worker judged dead
+//! stays dead, and adopting its payouts cannot race with it reviving.
+
+use super::facade::Store;
+use super::types::Work;
+use crate::machine::{RESUMED, State};
+use anyhow::Result;
+use std::time::Duration;
+
+/// One worker of a run, as `payrun status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerInfo {
+    pub id: i64,
+    pub host: String,
+    pub pid: u32,
+    /// The last heartbeat, RFC 3339 UTC (server clock).
+    pub heartbeat_at: String,
+    /// Age of the last heartbeat on the server's clock.
+    pub heartbeat_age: Duration,
+    pub stopped: bool,
+    /// Payouts it holds in a state where its request may be in flight
+    /// (`machine::RESUMED`).
+    pub held: u64,
+}
+
+impl WorkerInfo {
+    /// Whether the worker still holds its lease.
+    pub fn live(&self, lease: Duration) -> bool {
+        !expired(self.stopped, self.heartbeat_age, lease)
+    }
+}
+
+/// The rule: a worker that stopped, or whose last heartbeat is at least a
+/// lease old, is gone, and its payouts may be adopted.
+pub fn expired(stopped: bool, heartbeat_age: Duration, lease: Duration) -> bool {
+    stopped || heartbeat_age >= lease
+}
+
+/// Whether `me` may take over a payout in `state` leased by `owner`: a
+/// payout a resume would pick up (`machine::RESUMED`) whose worker is gone
+/// (`gone`), or that no worker holds (left by a process that registered
+/// none). Never one of `me`'s own, never a pending or settled one.
+pub fn adoptable(state: State, owner: Option<i64>, me: i64, gone: impl Fn(i64) -> bool) -> bool {
+    RESUMED.contains(&state)
+        && match owner {
+            None => true,
+            Some(o) => o != me && gone(o),
+        }
+}
+
+/// What is left to do by others before a run can end: payouts no one has
+/// claimed yet, and payouts in a resumed state held by another worker —
+/// live (it is on them) or gone (someone adopts them once its lease has
+/// expired) — or by none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Outstanding {
+    pub pending: u64,
+    pub held_by_others: u64,
+}
+
+impl Outstanding {
+    /// Nothing left for anyone: this worker may end its pass.
+    pub fn none(&self) -> bool {
+        self.pending == 0 && self.held_by_others == 0
+    }
+}
+
+impl Store {
+    /// Whether several processes may work on this checkpoint's runs at once.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, Store::Postgres(_))
+    }
+
+    /// Runs `f` while no other process of this checkpoint runs its own
+    /// `f`: workers starting together find or import their run one after
+    /// the other, so the first imports it and the others join it. SQLite
+    /// needs nothing (its file lock admits one process).
+    pub fn one_start_at_a_time<T>(&mut self, f: impl FnOnce(&mut Store) -> Result<T>) -> Result<T> {
+        if let Store::Postgres(p) = self {
+            p.lock_starts()?;
+        }
+        let out = f(self);
+        if let Store::Postgres(p) = self {
+            let unlocked = p.unlock_starts();
+            let out = out?;
+            unlocked?;
+            return Ok(out);
+        }
+        out
+    }
+
+    /// Records this process as a worker of `run_id`; `None` on SQLite.
+    pub fn register_worker(&mut self, run_id: i64, host: &str, pid: u32) -> Result<Option<i64>> {
+        match self {
+            Store::Sqlite(_) => Ok(None),
+            Store::Postgres(p) => p.register_worker(run_id, host, pid).map(Some),
+        }
+    }
+
+    /// Writes from now on under `worker`'s lease (the fence): a transition
+    /// applies only to a payout this worker holds.
+    pub fn set_worker(&mut self, worker: Option<i64>) {
+        if let Store::Postgres(p) = self {
+            p.set_worker(worker);
+        }
+    }
+
+    /// Refreshes the worker's heartbeat; `false` when its lease had already
+    /// expired (or it stopped): it is gone for good and must not send.
+    pub fn heartbeat(&mut self, worker: i64, lease: Duration) -> Result<bool> {
+        match self {
+            Store::Sqlite(_) => Ok(true),
+            Store::Postgres(p) => p.heartbeat(worker, lease),
+        }
+    }
+
+    /// Marks the worker stopped: its payouts may be adopted at once.
+    pub fn stop_worker(&mut self, worker: i64) -> Result<()> {
+        match self {
+            Store::Sqlite(_) => Ok(()),
+            Store::Postgres(p) => p.stop_worker(worker),
+        }
+    }
+
+    /// The workers of a run that are live or still hold payouts.
+    pub fn workers(&self, run_id: i64) -> Result<Vec<WorkerInfo>> {
+        match self {
+            Store::Sqlite(_) => Ok(Vec::new()),
+            Store::Postgres(p) => p.workers(run_id),
+        }
+    }
+
+    /// Takes over (lease owner := `me`) the payouts of `run_id` in a
+    /// resumed state whose worker is gone, and returns them in the order a
+    /// resume takes them (`machine::RESUMED`, then file order). Adopts
+    /// nothing unless `me` itself is live.
+    pub fn adopt(&mut self, run_id: i64, me: i64, lease: Duration) -> Result<Vec<Work>> {
+        match self {
+            Store::Sqlite(_) => Ok(Vec::new()),
+            Store::Postgres(p) => p.adopt(run_id, me, lease),
+        }
+    }
+
+    /// Reserves `span_us` microseconds of the provider rate schedule `key`
+    /// shared by every worker (`limiter::shared`): the start of the span
+    /// and the server's now, in µs. Only a shared checkpoint has one.
+    pub fn reserve_rate(&mut self, key: &str, span_us: i64) -> Result<(i64, i64)> {
+        match self {
+            Store::Sqlite(_) => anyhow::bail!("a SQLite checkpoint has no shared rate"),
+            Store::Postgres(p) => p.reserve_rate(key, span_us),
+        }
+    }
+
+    /// Payouts of `run_id` still pending, and those held by anyone but
+    /// `me`, in one snapshot.
+    pub fn outstanding(&self, run_id: i64, me: i64) -> Result<Outstanding> {
+        match self {
+            Store::Sqlite(_) => Ok(Outstanding::default()),
+            Store::Postgres(p) => p.outstanding(run_id, me),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_is_gone_once_stopped_or_a_lease_old() {
+        let lease = Duration::from_secs(15);
+        assert!(!expired(false, Duration::ZERO, lease));
+        assert!(!expired(false, Duration::from_millis(14_999), lease));
+        assert!(expired(false, lease, lease));
+        assert!(expired(false, Duration::from_secs(600), lease));
+        assert!(expired(true, Duration::ZERO, lease));
+    }
+
+    #[test]
+    fn only_resumable_payouts_of_gone_workers_are_adopted() {
+        let gone = |w: i64| w == 7;
+        for s in [State::Initiating, State::Initiated, State::Executing] {
+            assert!(adoptable(s, Some(7), 1, gone), "{s}");
+            assert!(adoptable(s, None, 1, gone), "{s}");
+            // A live worker's, and one's own, stay where they are.
+            assert!(!adoptable(s, Some(8), 1, gone), "{s}");
+            assert!(!adoptable(s, Some(1), 1, |_| true), "{s}");
+        }
+        for s in [
+            State::Pending,
+            State::Processing,
+            State::Executed,
+            State::Unknown,
+            State::Cancelled,
+        ] {
+            assert!(!adoptable(s, Some(7), 1, gone), "{s}");
+        }
+    }
+
+    #[test]
+    fn nothing_outstanding_only_when_nothing_pending_nor_held() {
+        assert!(Outstanding::default().none());
+        let pending = Outstanding {
+            pending: 1,
+            held_by_others: 0,
+        };
+        let held = Outstanding {
+            pending: 0,
+            held_by_others: 3,
+        };
+        assert!(!pending.none() && !held.none());
+    }
+}
