@@ -165,9 +165,12 @@ fn the_database_dying_mid_run_records_nothing_wrong_and_the_rerun_finishes() {
         Policy::Resend,
         "after the database restarted",
     );
+    let said: Vec<String> = (0..WORKERS)
+        .map(|n| stderr(n).lines().last().unwrap_or("").to_string())
+        .collect();
     eprintln!(
-        "database killed at {at_death} calls; {sent_after} calls after; stopped: {:?}",
-        stopped
+        "database killed at {at_death} calls; {sent_after} calls after; stopped: {stopped:?}; \
+         said: {said:?}"
     );
 }
 
