@@ -146,6 +146,14 @@ const EXTRA: [&str; 8] = [
 /// its lease can expire: no one has adopted them yet.
 fn held_by(schema: &Schema, pid: u32) -> (bool, u64, u64) {
     let mut c = schema.client();
+    let made: bool = c
+        .query_one("SELECT to_regclass('workers') IS NOT NULL", &[])
+        .unwrap()
+        .get(0);
+    if !made {
+        // Killed before the first worker had made the tables.
+        return (false, 0, 0);
+    }
     let pid = i64::from(pid);
     let registered: i64 = c
         .query_one("SELECT count(*) FROM workers WHERE pid = $1", &[&pid])

@@ -34,9 +34,7 @@ pub fn write(
     }
     let reasons: HashMap<u64, &str> = failed.iter().map(|(r, m)| (*r, m.as_str())).collect();
     let mut source = input::open(input, sheet, encoding)?;
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
+    let tmp = crate::report::temp_beside(path);
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
     let mut out = csv::WriterBuilder::new()

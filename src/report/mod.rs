@@ -178,9 +178,7 @@ pub(crate) fn write_atomically(
     path: &Path,
     f: impl FnOnce(&mut std::fs::File) -> Result<()>,
 ) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
+    let tmp = temp_beside(path);
     let mut file =
         std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
     f(&mut file).with_context(|| format!("cannot write {}", tmp.display()))?;
@@ -192,9 +190,41 @@ pub(crate) fn write_atomically(
     Ok(())
 }
 
+/// A temporary file name beside `path`, unique to this process and call:
+/// several workers of a shared run may write the same report at once, and
+/// each must rename its own whole file, never one another wrote into.
+pub(crate) fn temp_beside(path: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}-{n}.tmp", std::process::id()));
+    PathBuf::from(tmp)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writers_at_once_each_rename_a_whole_file_of_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.csv");
+        std::thread::scope(|s| {
+            for t in 0..8u8 {
+                let path = &path;
+                s.spawn(move || {
+                    for _ in 0..20 {
+                        write_atomically(path, |f| Ok(f.write_all(&[b'a' + t; 4096])?)).unwrap();
+                    }
+                });
+            }
+        });
+        let text = std::fs::read(&path).unwrap();
+        assert_eq!(text.len(), 4096);
+        assert!(text.iter().all(|&b| b == text[0]));
+        // No temporary file left behind.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
 
     #[test]
     fn summary_path_is_beside_the_report() {
