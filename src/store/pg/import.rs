@@ -16,7 +16,7 @@ use crate::payout::{Payout, SenderOverride};
 use crate::store::errors::{DuplicateIds, ImportError, MAX_DUPLICATES_LISTED};
 use crate::store::types::NewRun;
 use anyhow::{Context, Result};
-use postgres::Client;
+use postgres::{Client, Statement};
 use std::collections::{HashMap, HashSet};
 
 /// Key of the advisory lock held by an import until it commits.
@@ -47,6 +47,7 @@ impl Pg {
             committed: false,
             run_id: 0,
             next_id: 0,
+            earlier: None,
             rows: 0,
             seq: 0,
             pending: Columns::default(),
@@ -56,7 +57,7 @@ impl Pg {
             first_payout: None,
             last_payout: None,
         };
-        (imp.run_id, imp.next_id) = imp
+        let (run_id, next_id, earlier) = imp
             .call(move |c| {
                 c.batch_execute("BEGIN")?;
                 c.execute("SELECT pg_advisory_xact_lock($1)", &[&IMPORT_LOCK])?;
@@ -73,9 +74,12 @@ impl Pg {
                     &[a, b, c2, d, e, f, g, h],
                 )?;
                 let last = c.query_one("SELECT COALESCE(max(id), 0) FROM payouts", &[])?;
-                Ok((run.get(0), last.get::<_, i64>(0) + 1))
+                // Asked once per row: prepared once per import.
+                let earlier = c.prepare(&super::history::earlier_sql())?;
+                Ok((run.get(0), last.get::<_, i64>(0) + 1, earlier))
             })
             .context("cannot record the run")?;
+        (imp.run_id, imp.next_id, imp.earlier) = (run_id, next_id, Some(earlier));
         Ok(imp)
     }
 }
@@ -89,6 +93,8 @@ pub struct Import<'a> {
     pub(super) run_id: i64,
     /// The id the next payout added gets.
     next_id: i64,
+    /// The look-up of [`Import::earlier`], prepared.
+    pub(super) earlier: Option<Statement>,
     pub(super) rows: u64,
     /// Rows added so far: orders the duplicate lines found at a flush
     /// among those the caller reported by [`Import::conflict`].
