@@ -11,6 +11,7 @@
 //! its own for its whole life (`driver.rs`).
 
 mod apply;
+mod batch;
 mod booked;
 mod cancel;
 mod conn;
