@@ -66,7 +66,7 @@ fn worker(
         .args(["--base-url", base_url, "--db", db, "--period", "2026-05"])
         .arg("--report")
         .arg(w.path(&format!("{name}.csv")))
-        .args(["--ambiguous", "resend", "--rate", "200"]);
+        .args(["--ambiguous", "resend"]);
     cmd
 }
 
@@ -78,6 +78,11 @@ fn status(w: &Work, db: &str, lease_ms: &str) -> Output {
         .args(["status", "--db", db])
         .output()
         .unwrap()
+}
+
+fn rate(mut cmd: Command, rate: &str) -> Command {
+    cmd.args(["--rate", rate]);
+    cmd
 }
 
 fn spawn(mut cmd: Command) -> Child {
@@ -169,7 +174,12 @@ fn three_workers_pay_one_run_exactly_once_within_the_shared_rate() {
     let t0 = Instant::now();
     let children: Vec<Child> = ["w1", "w2", "w3"]
         .iter()
-        .map(|name| spawn(worker(&w, &file, &sb.base_url(), &db, name, &[])))
+        .map(|name| {
+            spawn(rate(
+                worker(&w, &file, &sb.base_url(), &db, name, &[]),
+                "200",
+            ))
+        })
         .collect();
     for child in children {
         let out = wait(child);
@@ -301,6 +311,65 @@ fn a_dead_workers_payouts_are_adopted_and_never_paid_twice() {
     assert!(per.len() >= 3, "both live workers paid some: {per:?}");
     let shown = String::from_utf8_lossy(&status(&w, &db, "1500").stdout).to_string();
     assert!(shown.contains("finished"), "{shown}");
+}
+
+#[test]
+fn a_worker_whose_lease_lapses_stops_sending_and_another_finishes() {
+    let Some(db) = pg_db("a_worker_whose_lease_lapses_stops_sending_and_another_finishes") else {
+        return;
+    };
+    let sb = Sandbox::start(SandboxConfig {
+        api_key: KEY.into(),
+        ..SandboxConfig::default()
+    });
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(ROWS, |i| format!("acc-{i:04}")));
+    let lease = [("PAYRUN_LEASE_MS", "1500")];
+    let mut slow = worker(&w, &file, &sb.base_url(), &db, "w1", &lease);
+    slow.args(["--rate", "40"]);
+    let mut child = spawn(slow);
+    // Once it is paying, its heartbeat is made a lease old behind its back
+    // (a stalled process, a partitioned network): it must stop sending.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sb.ledger().total_debits() < 20 {
+        assert!(Instant::now() < deadline, "the worker never paid");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{}",
+            text(&wait(child))
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut c = postgres::Client::connect(&db, postgres::NoTls).unwrap();
+    c.execute(
+        "UPDATE workers SET heartbeat_at = now() - interval '1 hour'",
+        &[],
+    )
+    .unwrap();
+    let out = wait(child);
+    assert_eq!(
+        code(&out),
+        1,
+        "the exit code of an interrupted run: {}",
+        text(&out)
+    );
+    let all = text(&out);
+    assert!(
+        all.contains("lease lapsed") && all.contains("stopped sending"),
+        "{all}"
+    );
+    assert!(!all.contains("panicked"), "{all}");
+    let paid = sb.ledger().total_debits();
+    assert!(
+        paid < ROWS as u64,
+        "it stopped before the end ({paid} paid)"
+    );
+    // Another worker adopts what it left and finishes the run.
+    let out = worker(&w, &file, &sb.base_url(), &db, "w2", &lease)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    check_paid_once(&sb.ledger(), &[w.path("w2.csv").as_path()]);
 }
 
 #[test]
