@@ -18,7 +18,8 @@ Exit codes: 0 the run is ended; 1 error (no such run, lock held); \
 pub struct CancelArgs {
     /// The run to end (see `payrun status`).
     pub run: i64,
-    /// The checkpoint database [default: `database` in payrun.toml, else
+    /// The checkpoint database, a file or a postgres:// connection string
+    /// [default: `database` in payrun.toml, else
     /// payrun.db (payrun-sandbox.db with --sandbox) in the per-user data folder].
     #[arg(long)]
     pub db: Option<PathBuf>,

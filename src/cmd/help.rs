@@ -17,19 +17,21 @@ Examples:
   payrun run samples/payroll.csv --sandbox            # rehearse, no money moves
   payrun run payroll.csv --initiate-only              # initiate, write approval.html
   PAYRUN_API_KEY=... payrun run payroll.csv           # pay (resumes if interrupted)
+  payrun run payroll.csv --db postgres://pay@db/pay   # one of several workers on one run
 
 The API key comes from PAYRUN_API_KEY or the file named by `api_key_file` in
 payrun.toml, never from a flag.
 
 Exit codes: 0 every payout executed (with --initiate-only: initiated); 1 the
 run could not proceed or stopped early and can be resumed (config, key
-refused, provider unreachable, Ctrl-C); 2 rows rejected or transaction ids
+refused, provider unreachable, Ctrl-C, a worker's lease lost); 2 rows rejected or transaction ids
 already used, nothing sent; 3 finished with payouts not executed (see the
 report).";
 
 pub const STATUS: &str = "\
-Example:
+Examples:
   payrun status --db payrun.db
+  payrun status --db postgres://pay@db/pay             # also the workers holding leases
 
 Reads the database only; needs no API key (PAYRUN_API_KEY is not used).
 

@@ -72,7 +72,8 @@ pub struct RunArgs {
     /// The provider's base URL (overrides `base_url` in the config).
     #[arg(long)]
     pub base_url: Option<String>,
-    /// The checkpoint database [default: `database` in payrun.toml, else
+    /// The checkpoint database, a file or a postgres:// connection string
+    /// [default: `database` in payrun.toml, else
     /// payrun.db (payrun-sandbox.db with --sandbox) in the per-user data
     /// folder, e.g. ~/.local/share/payrun/].
     #[arg(long)]

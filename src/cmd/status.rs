@@ -11,7 +11,8 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::help::STATUS)]
 pub struct StatusArgs {
-    /// The checkpoint database [default: `database` in payrun.toml, else
+    /// The checkpoint database, a file or a postgres:// connection string
+    /// [default: `database` in payrun.toml, else
     /// payrun.db in the per-user data folder, e.g. ~/.local/share/payrun/].
     #[arg(long)]
     pub db: Option<PathBuf>,

@@ -18,7 +18,8 @@ pub struct SummaryArgs {
     /// Write the approval page (self-contained HTML, printable) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// The checkpoint database [default: `database` in payrun.toml, else
+    /// The checkpoint database, a file or a postgres:// connection string
+    /// [default: `database` in payrun.toml, else
     /// payrun.db (payrun-sandbox.db with --sandbox) in the per-user data folder].
     #[arg(long)]
     pub db: Option<PathBuf>,

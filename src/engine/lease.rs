@@ -222,7 +222,8 @@ impl Lease {
         self.ask(Req::Adopt).await
     }
 
-    /// What is still pending, and what other workers (live or gone) hold.
+    /// What is still pending, and what this worker must wait for that
+    /// others hold (`store::shared::waits_for`).
     pub async fn outstanding(&self) -> Result<Outstanding> {
         self.ask(Req::Outstanding).await
     }
@@ -268,7 +269,7 @@ impl Beat {
                     let _ = reply.send(r);
                 }
                 Ok(Req::Outstanding(reply)) => {
-                    let r = self.with_store(|s, run, me| s.outstanding(run, me));
+                    let r = self.with_store(|s, run, me| s.outstanding(run, me, lease));
                     let _ = reply.send(r);
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {

@@ -32,6 +32,10 @@ const WORKERS_PER_SLOT: usize = 2;
 /// Workers on top of that, so a target of 1 or 2 still overlaps a commit
 /// with the next call.
 const EXTRA_WORKERS: usize = 4;
+/// Most payouts one claim takes on a shared run: a worker holds no more
+/// than it is about to send, so the others find work too and a worker that
+/// dies leaves few payouts waiting for its lease to expire.
+const SHARED_CLAIM: usize = 32;
 
 /// The run's options the engine reads.
 #[derive(Debug, Clone)]
@@ -296,7 +300,10 @@ impl Pool<'_> {
         // Claim as many as can be in flight, so the claimed-but-unsent
         // window stays one round deep.
         loop {
-            let claim_size = self.workers().clamp(8, 512);
+            let claim_size = match self.lease {
+                Some(_) => self.workers().clamp(8, SHARED_CLAIM),
+                None => self.workers().clamp(8, 512),
+            };
             if self.ctx.stopping() || !self.ctx.may_send() {
                 break;
             }

@@ -12,7 +12,7 @@
 
 use super::facade::Store;
 use super::types::Work;
-use crate::machine::{RESUMED, State};
+use crate::machine::{IN_FLIGHT, RESUMED, State};
 use anyhow::Result;
 use std::time::Duration;
 
@@ -57,10 +57,18 @@ pub fn adoptable(state: State, owner: Option<i64>, me: i64, gone: impl Fn(i64) -
         }
 }
 
+/// Whether a worker with nothing left to claim must wait for a payout
+/// before ending its pass: one another worker has in flight (it is on it,
+/// or, gone, someone must adopt it), or one that is adoptable now. Not a
+/// live worker's `initiated` payout: it may be resting there (a currency
+/// halted, `--initiate-only`), and two workers waiting on each other's
+/// would wait for ever.
+pub fn waits_for(state: State, owner: Option<i64>, me: i64, gone: impl Fn(i64) -> bool) -> bool {
+    owner != Some(me) && (IN_FLIGHT.contains(&state) || adoptable(state, owner, me, gone))
+}
+
 /// What is left to do by others before a run can end: payouts no one has
-/// claimed yet, and payouts in a resumed state held by another worker —
-/// live (it is on them) or gone (someone adopts them once its lease has
-/// expired) — or by none.
+/// claimed yet, and those [`waits_for`] says to wait for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Outstanding {
     pub pending: u64,
@@ -160,12 +168,12 @@ impl Store {
         }
     }
 
-    /// Payouts of `run_id` still pending, and those held by anyone but
-    /// `me`, in one snapshot.
-    pub fn outstanding(&self, run_id: i64, me: i64) -> Result<Outstanding> {
+    /// Payouts of `run_id` still pending, and those held by others that
+    /// `me` must wait for ([`waits_for`]), in one snapshot.
+    pub fn outstanding(&self, run_id: i64, me: i64, lease: Duration) -> Result<Outstanding> {
         match self {
             Store::Sqlite(_) => Ok(Outstanding::default()),
-            Store::Postgres(p) => p.outstanding(run_id, me),
+            Store::Postgres(p) => p.outstanding(run_id, me, lease),
         }
     }
 }
@@ -202,6 +210,28 @@ mod tests {
             State::Cancelled,
         ] {
             assert!(!adoptable(s, Some(7), 1, gone), "{s}");
+        }
+    }
+
+    #[test]
+    fn a_worker_waits_for_payouts_in_flight_and_adoptable_ones_only() {
+        let gone = |w: i64| w == 7;
+        for s in [State::Initiating, State::Executing] {
+            assert!(waits_for(s, Some(8), 1, gone), "{s}: a live worker's");
+            assert!(waits_for(s, Some(7), 1, gone), "{s}: to adopt");
+            assert!(!waits_for(s, Some(1), 1, gone), "{s}: its own");
+        }
+        // A live worker's initiated payout may rest there: not waited for.
+        assert!(!waits_for(State::Initiated, Some(8), 1, gone));
+        assert!(waits_for(State::Initiated, Some(7), 1, gone));
+        assert!(waits_for(State::Initiated, None, 1, gone));
+        for s in [
+            State::Pending,
+            State::Processing,
+            State::Unknown,
+            State::Executed,
+        ] {
+            assert!(!waits_for(s, Some(7), 1, gone), "{s}");
         }
     }
 

@@ -7,7 +7,7 @@
 use super::Pg;
 use super::sql::{WORK_COLS, run_sender, state, work_from_row};
 use crate::machine::RESUMED;
-use crate::store::shared::{Outstanding, WorkerInfo, adoptable, expired};
+use crate::store::shared::{Outstanding, WorkerInfo, adoptable, expired, waits_for};
 use crate::store::sqlite::state_list;
 use crate::store::types::Work;
 use anyhow::{Context, Result};
@@ -115,23 +115,8 @@ impl Pg {
             let mut tx = c.transaction()?;
             // Who is gone, by the one rule. Gone is for good, so the list
             // cannot go stale before the update below.
-            let mut gone = HashSet::new();
-            let mut me_live = false;
-            for r in tx.query(
-                &format!(
-                    "SELECT id, stopped_at IS NOT NULL, {AGE_MS} FROM workers WHERE run_id = $1"
-                ),
-                &[&run_id],
-            )? {
-                let (id, stopped, age): (i64, bool, i64) =
-                    (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
-                let dead = expired(stopped, Duration::from_millis(age as u64), lease);
-                if id == me {
-                    me_live = !dead;
-                } else if dead {
-                    gone.insert(id);
-                }
-            }
+            let mut gone = gone_workers(&mut tx, run_id, lease)?;
+            let me_live = !gone.remove(&me);
             if !me_live {
                 return Ok(Vec::new());
             }
@@ -180,21 +165,55 @@ impl Pg {
         })
     }
 
-    pub fn outstanding(&self, run_id: i64, me: i64) -> Result<Outstanding> {
-        let sql = format!(
-            "SELECT count(*) FILTER (WHERE state = 'pending'),
-                    count(*) FILTER (WHERE state IN ({}) AND lease_owner IS DISTINCT FROM $2)
-             FROM payouts WHERE run_id = $1",
-            state_list(RESUMED)
-        );
+    pub fn outstanding(&self, run_id: i64, me: i64, lease: Duration) -> Result<Outstanding> {
+        let resumed = state_list(RESUMED);
         self.call(move |c| {
-            let r = c.query_one(&sql, &[&run_id, &me])?;
+            let mut tx = c.transaction()?;
+            let gone = gone_workers(&mut tx, run_id, lease)?;
+            let pending: i64 = tx
+                .query_one(
+                    "SELECT count(*) FROM payouts WHERE run_id = $1 AND state = 'pending'",
+                    &[&run_id],
+                )?
+                .try_get(0)?;
+            let mut held_by_others = 0;
+            for r in tx.query(
+                &format!(
+                    "SELECT state, lease_owner FROM payouts
+                     WHERE run_id = $1 AND state IN ({resumed}) AND lease_owner IS DISTINCT FROM $2"
+                ),
+                &[&run_id, &me],
+            )? {
+                if waits_for(state(&r, 0)?, r.try_get(1)?, me, |w| gone.contains(&w)) {
+                    held_by_others += 1;
+                }
+            }
+            tx.commit()?;
             Ok(Outstanding {
-                pending: r.try_get::<_, i64>(0)? as u64,
-                held_by_others: r.try_get::<_, i64>(1)? as u64,
+                pending: pending as u64,
+                held_by_others,
             })
         })
     }
+}
+
+/// The workers of `run_id` that are gone, by the one rule.
+fn gone_workers(
+    tx: &mut postgres::Transaction<'_>,
+    run_id: i64,
+    lease: Duration,
+) -> Result<HashSet<i64>> {
+    let mut gone = HashSet::new();
+    for r in tx.query(
+        &format!("SELECT id, stopped_at IS NOT NULL, {AGE_MS} FROM workers WHERE run_id = $1"),
+        &[&run_id],
+    )? {
+        let (id, stopped, age): (i64, bool, i64) = (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
+        if expired(stopped, Duration::from_millis(age.max(0) as u64), lease) {
+            gone.insert(id);
+        }
+    }
+    Ok(gone)
 }
 
 #[cfg(test)]
@@ -285,14 +304,14 @@ mod tests {
         set(&mut a, ids[1], State::Initiating, Some(wa));
         // A live worker's payouts are not adoptable, and count as held.
         assert!(b.adopt(run, wb, LEASE).unwrap().is_empty());
-        let out = b.outstanding(run, wb).unwrap();
+        let out = b.outstanding(run, wb, LEASE).unwrap();
         assert_eq!((out.pending, out.held_by_others), (1, 2));
         // A's heartbeat goes stale: it is gone, and cannot beat again.
         age(&mut a, wa, LEASE + Duration::from_secs(1));
         assert!(!a.heartbeat(wa, LEASE).unwrap());
         assert!(b.heartbeat(wb, LEASE).unwrap());
         // Still to be done by someone: held by a gone worker until adopted.
-        assert_eq!(b.outstanding(run, wb).unwrap().held_by_others, 2);
+        assert_eq!(b.outstanding(run, wb, LEASE).unwrap().held_by_others, 2);
         let adopted = b.adopt(run, wb, LEASE).unwrap();
         // Money possibly in flight first.
         assert_eq!(
@@ -301,8 +320,8 @@ mod tests {
         );
         // Adopted once: nothing left for a second adopter, nor for B again.
         assert!(b.adopt(run, wb, LEASE).unwrap().is_empty());
-        assert_eq!(b.outstanding(run, wb).unwrap().held_by_others, 0);
-        assert_eq!(a.outstanding(run, wa).unwrap().held_by_others, 2);
+        assert_eq!(b.outstanding(run, wb, LEASE).unwrap().held_by_others, 0);
+        assert_eq!(a.outstanding(run, wa, LEASE).unwrap().held_by_others, 2);
         let ws = b.workers(run).unwrap();
         assert_eq!(ws.len(), 2);
         assert_eq!(

@@ -1,0 +1,404 @@
+//! Several `payrun run` workers sharing one run through PostgreSQL (issue
+//! 16), against the in-process sandbox: every row paid exactly once by the
+//! sandbox's ledger, the run finished whichever worker ends last, each
+//! worker's report consistent with the ledger, the provider's rate shared;
+//! a worker that dies mid-run has its payouts adopted by another without a
+//! second debit; `payrun status` lists the workers holding leases.
+//!
+//! Needs `PAYRUN_TEST_POSTGRES` (e.g.
+//! `postgres://postgres@127.0.0.1:5432/test`); each test works in a fresh
+//! schema of its own. Without it, every test says it is skipped and passes.
+
+mod common;
+
+use common::{KEY, Sandbox, TEST_BACKOFF_MS, Work, code, col, payroll, read_csv, text};
+use payrun::sandbox::{LedgerSnapshot, SandboxConfig};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const ROWS: usize = 300;
+
+/// A fresh schema on the test server, as a `--db` connection string; `None`
+/// (the test is skipped, and says so) without `PAYRUN_TEST_POSTGRES`.
+fn pg_db(test: &str) -> Option<String> {
+    let Ok(base) = std::env::var("PAYRUN_TEST_POSTGRES") else {
+        eprintln!("skipped {test}: PAYRUN_TEST_POSTGRES is not set");
+        return None;
+    };
+    let schema = format!("w_{:016x}", rand_u64());
+    let mut client = postgres::Client::connect(&base, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("PAYRUN_TEST_POSTGRES={base} is unreachable: {e}"));
+    client
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .unwrap();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    Some(format!("{base}{sep}options=-csearch_path%3D{schema}"))
+}
+
+fn rand_u64() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    t ^ (u64::from(std::process::id()) << 32)
+}
+
+/// `payrun run` as one worker, its report in `NAME.csv`.
+fn worker(
+    w: &Work,
+    file: &Path,
+    base_url: &str,
+    db: &str,
+    name: &str,
+    env: &[(&str, &str)],
+) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_payrun"));
+    cmd.current_dir(w.dir.path())
+        .env("PAYRUN_API_KEY", KEY)
+        .env("XDG_DATA_HOME", w.path("data"))
+        .env("PAYRUN_BACKOFF_MS", TEST_BACKOFF_MS)
+        .env_remove("RUST_LOG")
+        .env_remove("PAYRUN_FAULT")
+        .envs(env.iter().copied())
+        .arg("run")
+        .arg(file)
+        .args(["--base-url", base_url, "--db", db, "--period", "2026-05"])
+        .arg("--report")
+        .arg(w.path(&format!("{name}.csv")))
+        .args(["--ambiguous", "resend"]);
+    cmd
+}
+
+fn status(w: &Work, db: &str, lease_ms: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env("XDG_DATA_HOME", w.path("data"))
+        .env("PAYRUN_LEASE_MS", lease_ms)
+        .args(["status", "--db", db])
+        .output()
+        .unwrap()
+}
+
+fn rate(mut cmd: Command, rate: &str) -> Command {
+    cmd.args(["--rate", rate]);
+    cmd
+}
+
+fn spawn(mut cmd: Command) -> Child {
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait(child: Child) -> Output {
+    child.wait_with_output().unwrap()
+}
+
+/// Every row paid exactly once, by the ledger; every line of every report
+/// executed and the ledger's. Returns the transaction ids.
+fn check_paid_once(ledger: &LedgerSnapshot, reports: &[&Path]) {
+    let payouts: Vec<_> = ledger
+        .transactions
+        .iter()
+        .filter(|t| t.kind == "payout")
+        .collect();
+    assert_eq!(payouts.len(), ROWS, "one ledger entry per row");
+    for t in &payouts {
+        assert_eq!(
+            t.debits, 1,
+            "{} debited {} times",
+            t.transaction_id, t.debits
+        );
+        assert_eq!(t.status, "SUCCESS", "{}", t.transaction_id);
+    }
+    assert_eq!(ledger.total_debits(), ROWS as u64);
+    for report in reports {
+        let rows = read_csv(report);
+        assert_eq!(rows.len(), ROWS, "{}", report.display());
+        for i in 0..rows.len() {
+            assert_eq!(
+                col(&rows, i, "state"),
+                "executed",
+                "{} line {i}",
+                report.display()
+            );
+            let tx = col(&rows, i, "transaction_id");
+            assert!(ledger.get(&tx).is_some_and(|t| t.debits == 1), "{tx}");
+        }
+    }
+}
+
+/// How many payouts each worker carried to their end (by lease owner).
+fn payouts_per_worker(db: &str) -> Vec<(i64, i64)> {
+    let mut c = postgres::Client::connect(db, postgres::NoTls).unwrap();
+    c.query(
+        "SELECT lease_owner, count(*) FROM payouts GROUP BY lease_owner ORDER BY lease_owner",
+        &[],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| (r.get::<_, Option<i64>>(0).unwrap_or(0), r.get(1)))
+    .collect()
+}
+
+/// Payouts worker `id` holds in a state where its request may be in flight.
+fn in_flight_of(db: &str, id: i64) -> Vec<i64> {
+    let mut c = postgres::Client::connect(db, postgres::NoTls).unwrap();
+    c.query(
+        "SELECT id FROM payouts WHERE lease_owner = $1
+           AND state IN ('initiating', 'initiated', 'executing')",
+        &[&id],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
+#[test]
+fn three_workers_pay_one_run_exactly_once_within_the_shared_rate() {
+    let Some(db) = pg_db("three_workers_pay_one_run_exactly_once_within_the_shared_rate") else {
+        return;
+    };
+    // The provider refuses beyond 200 calls/s (with a second's burst): three
+    // workers at `--rate 200` each would meet 429s unless they share it.
+    let sb = Sandbox::start(SandboxConfig {
+        api_key: KEY.into(),
+        rate_limit: Some(200),
+        ..SandboxConfig::default()
+    });
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(ROWS, |i| format!("acc-{i:04}")));
+    let t0 = Instant::now();
+    let children: Vec<Child> = ["w1", "w2", "w3"]
+        .iter()
+        .map(|name| {
+            spawn(rate(
+                worker(&w, &file, &sb.base_url(), &db, name, &[]),
+                "200",
+            ))
+        })
+        .collect();
+    for child in children {
+        let out = wait(child);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+    }
+    let elapsed = t0.elapsed();
+    let ledger = sb.ledger();
+    let reports: Vec<_> = ["w1", "w2", "w3"]
+        .map(|n| w.path(&format!("{n}.csv")))
+        .to_vec();
+    check_paid_once(
+        &ledger,
+        &reports.iter().map(|p| p.as_path()).collect::<Vec<_>>(),
+    );
+    // Two calls per row, shared at 200/s by the three workers.
+    assert_eq!(
+        ledger.requests.total,
+        2 * ROWS as u64,
+        "{:?}",
+        ledger.requests
+    );
+    assert_eq!(ledger.requests.rate_limited, 0, "{:?}", ledger.requests);
+    let rate = (2 * ROWS) as f64 / elapsed.as_secs_f64();
+    assert!(rate <= 200.0 * 1.05, "{rate:.0} calls/s over {elapsed:?}");
+    // The work was shared, and nobody's payout was left behind.
+    let per = payouts_per_worker(&db);
+    assert!(per.len() >= 2, "one worker did everything: {per:?}");
+    let out = status(&w, &db, "15000");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("finished"), "{shown}");
+    assert!(shown.contains(&format!("executed {ROWS}")), "{shown}");
+    assert!(
+        !shown.contains("  worker "),
+        "no worker holds anything now: {shown}"
+    );
+}
+
+#[test]
+fn a_dead_workers_payouts_are_adopted_and_never_paid_twice() {
+    let Some(db) = pg_db("a_dead_workers_payouts_are_adopted_and_never_paid_twice") else {
+        return;
+    };
+    let sb = Sandbox::start(SandboxConfig {
+        api_key: KEY.into(),
+        ..SandboxConfig::default()
+    });
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(ROWS, |i| format!("acc-{i:04}")));
+    let lease = [("PAYRUN_LEASE_MS", "1500")];
+    // The first worker dies like a power cut right after the provider
+    // answered an execute, before recording it: debited, still `executing`.
+    let out = worker(&w, &file, &sb.base_url(), &db, "w1", &lease)
+        .env("PAYRUN_FAULT", "after_answer:120")
+        .output()
+        .unwrap();
+    assert_ne!(code(&out), 0, "{}", text(&out));
+    assert!(
+        text(&out).contains("fault point after_answer"),
+        "{}",
+        text(&out)
+    );
+    let paid_before = sb.ledger().total_debits();
+    assert!(paid_before > 0);
+    // Its lease holds it for `status` (judging with a long lease)...
+    let out = status(&w, &db, "600000");
+    let shown = String::from_utf8_lossy(&out.stdout).to_string();
+    let line = shown
+        .lines()
+        .find(|l| l.trim_start().starts_with("worker "))
+        .unwrap_or_else(|| panic!("no worker listed: {shown}"));
+    assert!(
+        line.contains(" pid ") && line.contains("live") && line.contains("last heartbeat"),
+        "{line}"
+    );
+    assert!(!line.contains("holds 0 "), "{line}");
+    // ...and expired with the workers' own lease, once it has passed.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let shown = String::from_utf8_lossy(&status(&w, &db, "1500").stdout).to_string();
+        if shown.contains("  expired  holds") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never expired: {shown}");
+    }
+
+    let held = in_flight_of(&db, 1);
+    assert!(!held.is_empty(), "the dead worker held payouts in flight");
+
+    // Two workers finish the run: they adopt what the dead one held.
+    let children: Vec<Child> = ["w2", "w3"]
+        .iter()
+        .map(|name| spawn(worker(&w, &file, &sb.base_url(), &db, name, &lease)))
+        .collect();
+    for child in children {
+        let out = wait(child);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+    }
+    let ledger = sb.ledger();
+    check_paid_once(
+        &ledger,
+        &[w.path("w2.csv").as_path(), w.path("w3.csv").as_path()],
+    );
+    // A request the dead worker had sent was sent again by its adopter,
+    // under the same transaction id (the resumed path), and paid once.
+    let again = ledger
+        .transactions
+        .iter()
+        .filter(|t| t.initiate_calls > 1 || t.execute_calls > 1)
+        .count();
+    assert!(again >= 1, "the in-flight request was resumed");
+    // What it held was adopted (its lease moved) and carried to the end.
+    let mut c = postgres::Client::connect(&db, postgres::NoTls).unwrap();
+    for id in held {
+        let r = c
+            .query_one(
+                "SELECT lease_owner, state FROM payouts WHERE id = $1",
+                &[&id],
+            )
+            .unwrap();
+        let (owner, state): (Option<i64>, String) = (r.get(0), r.get(1));
+        assert!(
+            owner.is_some_and(|o| o != 1),
+            "payout {id} still the dead worker's"
+        );
+        assert_eq!(state, "executed", "payout {id}");
+    }
+    let per = payouts_per_worker(&db);
+    assert!(per.len() >= 3, "both live workers paid some: {per:?}");
+    let shown = String::from_utf8_lossy(&status(&w, &db, "1500").stdout).to_string();
+    assert!(shown.contains("finished"), "{shown}");
+}
+
+#[test]
+fn a_worker_whose_lease_lapses_stops_sending_and_another_finishes() {
+    let Some(db) = pg_db("a_worker_whose_lease_lapses_stops_sending_and_another_finishes") else {
+        return;
+    };
+    let sb = Sandbox::start(SandboxConfig {
+        api_key: KEY.into(),
+        ..SandboxConfig::default()
+    });
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(ROWS, |i| format!("acc-{i:04}")));
+    let lease = [("PAYRUN_LEASE_MS", "1500")];
+    let mut slow = worker(&w, &file, &sb.base_url(), &db, "w1", &lease);
+    slow.args(["--rate", "40"]);
+    let mut child = spawn(slow);
+    // Once it is paying, its heartbeat is made a lease old behind its back
+    // (a stalled process, a partitioned network): it must stop sending.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sb.ledger().total_debits() < 20 {
+        assert!(Instant::now() < deadline, "the worker never paid");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{}",
+            text(&wait(child))
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut c = postgres::Client::connect(&db, postgres::NoTls).unwrap();
+    c.execute(
+        "UPDATE workers SET heartbeat_at = now() - interval '1 hour'",
+        &[],
+    )
+    .unwrap();
+    let out = wait(child);
+    assert_eq!(
+        code(&out),
+        1,
+        "the exit code of an interrupted run: {}",
+        text(&out)
+    );
+    let all = text(&out);
+    assert!(
+        all.contains("lease lapsed") && all.contains("stopped sending"),
+        "{all}"
+    );
+    assert!(!all.contains("panicked"), "{all}");
+    let paid = sb.ledger().total_debits();
+    assert!(
+        paid < ROWS as u64,
+        "it stopped before the end ({paid} paid)"
+    );
+    // Another worker adopts what it left and finishes the run.
+    let out = worker(&w, &file, &sb.base_url(), &db, "w2", &lease)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    check_paid_once(&sb.ledger(), &[w.path("w2.csv").as_path()]);
+}
+
+#[test]
+fn sandbox_and_a_postgres_database_are_refused_together_without_the_password() {
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(3, |i| format!("acc-{i}")));
+    let out = Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env("XDG_DATA_HOME", w.path("data"))
+        .arg("run")
+        .arg(&file)
+        .args([
+            "--sandbox",
+            "--db",
+            "postgres://pay:s3cret@127.0.0.1:1/none",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let all = text(&out);
+    assert!(
+        all.contains("--sandbox") && all.contains("PostgreSQL"),
+        "{all}"
+    );
+    assert!(!all.contains("s3cret"), "{all}");
+    // A database that cannot be reached is named, its password hidden.
+    let out = status(&w, "postgres://pay:s3cret@127.0.0.1:1/none", "15000");
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let all = text(&out);
+    assert!(all.contains("postgres://pay:***@127.0.0.1:1/none"), "{all}");
+    assert!(!all.contains("s3cret"), "{all}");
+}
