@@ -24,9 +24,6 @@ fn on_every_backend<T: PartialEq + Debug>(f: impl Fn(&mut Store) -> T) -> T {
         let name = format!("{store:?}");
         seen.push((name, f(&mut store)));
     }
-    if seen.len() == 1 {
-        eprintln!("PostgreSQL skipped: PAYRUN_TEST_POSTGRES is not set");
-    }
     let (first_name, first) = seen.remove(0);
     for (name, other) in seen {
         assert_eq!(first, other, "{first_name} and {name} differ");

@@ -24,10 +24,11 @@ pub enum WriteError {
         to: State,
     },
     /// The database could not commit: disk full, an I/O error, a damaged
-    /// file. What was committed before stays safe.
+    /// file, a PostgreSQL server gone. What was committed before stays safe.
     #[error(
         "cannot record progress in the database ({0}). Everything committed before is safe; \
-         free disk space (or fix the database file), then run the same command again to resume"
+         fix the cause (a full disk or a damaged database file; for PostgreSQL, a server that \
+         stopped or cannot be reached), then run the same command again to resume"
     )]
     Disk(String),
     /// The writer thread is gone (the run is shutting down).

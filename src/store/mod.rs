@@ -96,7 +96,10 @@ pub(crate) mod test_support {
     /// rows; `None` (the test then runs on SQLite only) when the variable
     /// is not set.
     pub fn pg_target() -> Option<crate::store::Db> {
-        let base = std::env::var("PAYRUN_TEST_POSTGRES").ok()?;
+        let Ok(base) = std::env::var("PAYRUN_TEST_POSTGRES") else {
+            skipped_on_postgres();
+            return None;
+        };
         let schema = format!("t_{:016x}", rand::random::<u64>());
         let mut client = postgres::Client::connect(&base, postgres::NoTls)
             .unwrap_or_else(|e| panic!("PAYRUN_TEST_POSTGRES={base} is unreachable: {e}"));
@@ -107,6 +110,21 @@ pub(crate) mod test_support {
         Some(crate::store::Db::parse(&format!(
             "{base}{sep}options=-csearch_path%3D{schema}"
         )))
+    }
+
+    /// Says, where a plain `cargo test` shows it (straight to stderr, past
+    /// the harness's capture of `eprintln!`), that the running test left
+    /// PostgreSQL out.
+    fn skipped_on_postgres() {
+        use std::io::Write;
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("a store test")
+            .to_string();
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: {test} on PostgreSQL: PAYRUN_TEST_POSTGRES is not set"
+        );
     }
 
     /// One store per backend under test: SQLite in `dir`, and PostgreSQL

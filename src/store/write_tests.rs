@@ -500,7 +500,6 @@ mod postgres_only {
             match pg_target() {
                 Some(db) => db,
                 None => {
-                    eprintln!("skipped: PAYRUN_TEST_POSTGRES is not set");
                     return;
                 }
             }
@@ -648,7 +647,6 @@ mod postgres_only {
 #[ignore]
 fn import_rate() {
     let Some(db) = pg_target() else {
-        eprintln!("skipped: PAYRUN_TEST_POSTGRES is not set");
         return;
     };
     let n = 10_000u64;

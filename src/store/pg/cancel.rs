@@ -231,7 +231,6 @@ mod tests {
     #[test]
     fn cancel_waits_for_a_worker_moving_a_payout_and_leaves_it_open() {
         let Some((mut store, run_id, mut worker)) = run_and_worker() else {
-            eprintln!("skipped: PAYRUN_TEST_POSTGRES is not set");
             return;
         };
         let pid = backend_pid(&store);
@@ -267,7 +266,6 @@ mod tests {
     #[test]
     fn a_payout_locked_past_the_timeout_fails_the_cancel_and_changes_nothing() {
         let Some((mut store, run_id, mut worker)) = run_and_worker() else {
-            eprintln!("skipped: PAYRUN_TEST_POSTGRES is not set");
             return;
         };
         let mut held = worker.transaction().unwrap();

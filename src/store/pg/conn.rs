@@ -88,7 +88,6 @@ mod tests {
     #[test]
     fn streams_from_a_runtime_thread_and_stops_on_error() {
         let Some(db) = pg_target() else {
-            eprintln!("skipped: PAYRUN_TEST_POSTGRES is not set");
             return;
         };
         let Store::Postgres(pg) = Store::connect(&db).unwrap() else {

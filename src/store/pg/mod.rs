@@ -117,7 +117,6 @@ mod tests {
     #[test]
     fn connects_migrates_and_reconnects() {
         let Some(db) = pg_target() else {
-            eprintln!("skipped: PAYRUN_TEST_POSTGRES is not set");
             return;
         };
         drop(Store::connect(&db).unwrap());

@@ -37,7 +37,6 @@ mod tests {
     #[test]
     fn the_statement_reserves_as_the_gcra_arithmetic_says() {
         let Some(db) = pg_target() else {
-            eprintln!("skipped: PAYRUN_TEST_POSTGRES is not set");
             return;
         };
         let mut a = Store::connect(&db).unwrap();

@@ -292,7 +292,6 @@ mod tests {
     #[test]
     fn payouts_of_a_dead_worker_are_adopted_once_and_a_dead_worker_stays_dead() {
         let Some(db) = pg_target() else {
-            eprintln!("skipped: PAYRUN_TEST_POSTGRES is not set");
             return;
         };
         let mut a = Store::connect(&db).unwrap();
