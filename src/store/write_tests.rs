@@ -639,3 +639,43 @@ mod postgres_only {
         assert_eq!(count(&connect(&db), run_id, State::Initiated), 1);
     }
 }
+
+/// Import speed on PostgreSQL, 10,000 rows: the inserts alone, and as the
+/// engine imports (one `earlier` look-up per row, then the row), on a
+/// plain thread and on a thread that drives async tasks. Run with
+/// `PAYRUN_TEST_POSTGRES=... cargo test --release --lib import_rate -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn import_rate() {
+    let Some(db) = pg_target() else {
+        eprintln!("skipped: PAYRUN_TEST_POSTGRES is not set");
+        return;
+    };
+    let n = 10_000u64;
+    let sender = Sender::default();
+    let import = |store: &mut Store, name: &str, look_up: bool| {
+        let t0 = std::time::Instant::now();
+        let mut imp = store.begin_import(&new_run(name, &sender)).unwrap();
+        for row in 2..n + 2 {
+            let id = format!("{name}-{row}");
+            if look_up {
+                assert!(imp.earlier(&id).unwrap().is_none());
+            }
+            imp.add(&payout(row, "1000"), &id).unwrap();
+        }
+        imp.commit().unwrap();
+        let secs = t0.elapsed().as_secs_f64();
+        eprintln!(
+            "{name}: {n} rows in {secs:.3} s = {:.0} rows/s",
+            n as f64 / secs
+        );
+    };
+    let mut store = Store::connect(&db).unwrap();
+    import(&mut store, "inserts-only", false);
+    import(&mut store, "engine-like", true);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async { import(&mut store, "engine-like-on-runtime", true) });
+    drop(rt);
+}

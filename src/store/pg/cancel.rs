@@ -161,3 +161,134 @@ fn held_by_another(e: &anyhow::Error) -> bool {
             *c == SqlState::LOCK_NOT_AVAILABLE || *c == SqlState::T_R_DEADLOCK_DETECTED
         })
 }
+
+/// What only a shared database shows: a worker's transaction on the run's
+/// payouts while the cancel runs (see also `store/both_tests.rs`).
+#[cfg(test)]
+mod tests {
+    use crate::machine::State;
+    use crate::provider::wire::Sender;
+    use crate::store::test_support::{new_run, payout, pg_target};
+    use crate::store::{Db, Store, Transition};
+    use std::time::{Duration, Instant};
+
+    /// A store with a run of `pending` (row 2) and `initiated` (row 3),
+    /// and a second connection to the same database (the "worker").
+    fn run_and_worker() -> Option<(Store, i64, postgres::Client)> {
+        let db = pg_target()?;
+        let mut store = Store::connect(&db).unwrap();
+        let sender = Sender::default();
+        let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
+        imp.add(&payout(2, "1"), "tx-2").unwrap();
+        imp.add(&payout(3, "1"), "tx-3").unwrap();
+        let run_id = imp.commit().unwrap();
+        let id = store.payout_by_transaction_id("tx-3").unwrap().unwrap().id;
+        store
+            .apply(&[
+                Transition::new(id, State::Pending, State::Initiating),
+                Transition::new(id, State::Initiating, State::Initiated),
+            ])
+            .unwrap();
+        let Db::Postgres(target) = &db else {
+            unreachable!()
+        };
+        let worker = postgres::Client::connect(target.url(), postgres::NoTls).unwrap();
+        Some((store, run_id, worker))
+    }
+
+    /// Waits until the backend `pid` waits for a row lock.
+    fn until_waiting_for_a_lock(monitor: &mut postgres::Client, pid: i32) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let waiting: i64 = monitor
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity
+                     WHERE pid = $1 AND wait_event_type = 'Lock'",
+                    &[&pid],
+                )
+                .unwrap()
+                .get(0);
+            if waiting == 1 {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the cancel never waited");
+            std::thread::yield_now();
+        }
+    }
+
+    fn backend_pid(store: &Store) -> i32 {
+        let Store::Postgres(pg) = store else {
+            unreachable!()
+        };
+        pg.call(|c| Ok(c.query_one("SELECT pg_backend_pid()", &[])?.get(0)))
+            .unwrap()
+    }
+
+    /// A worker moving the initiated payout to `executing` (its intent to
+    /// execute) when the cancel starts: the cancel waits for that commit,
+    /// then sees the payout in flight and leaves it open, never cancelling
+    /// a payout whose execute may be at the provider.
+    #[test]
+    fn cancel_waits_for_a_worker_moving_a_payout_and_leaves_it_open() {
+        let Some((mut store, run_id, mut worker)) = run_and_worker() else {
+            eprintln!("skipped: PAYRUN_TEST_POSTGRES is not set");
+            return;
+        };
+        let pid = backend_pid(&store);
+        let Store::Postgres(pg) = &store else {
+            unreachable!()
+        };
+        let mut monitor = postgres::Client::connect(pg.target().url(), postgres::NoTls).unwrap();
+        let mut intent = worker.transaction().unwrap();
+        intent
+            .execute(
+                "UPDATE payouts SET state = 'executing' WHERE transaction_id = 'tx-3'",
+                &[],
+            )
+            .unwrap();
+        let done = std::thread::scope(|s| {
+            let cancel = s.spawn(|| store.cancel_run(run_id));
+            until_waiting_for_a_lock(&mut monitor, pid);
+            intent.commit().unwrap();
+            cancel.join().unwrap()
+        })
+        .unwrap();
+        assert_eq!((done.never_sent, done.initiated), (1, 0));
+        assert_eq!(done.left_open.get(&State::Executing), Some(&1));
+        let counts = store.state_counts(run_id).unwrap();
+        assert_eq!(counts[&State::Executing], 1);
+        assert_eq!(counts[&State::Cancelled], 1);
+        assert_eq!(store.run(run_id).unwrap().unwrap().finished_at, None);
+    }
+
+    /// A payout locked for longer than the cancel waits: the cancel gives
+    /// way (the worker's transaction is never the one aborted), says why,
+    /// and changes nothing.
+    #[test]
+    fn a_payout_locked_past_the_timeout_fails_the_cancel_and_changes_nothing() {
+        let Some((mut store, run_id, mut worker)) = run_and_worker() else {
+            eprintln!("skipped: PAYRUN_TEST_POSTGRES is not set");
+            return;
+        };
+        let mut held = worker.transaction().unwrap();
+        held.execute(
+            "SELECT 1 FROM payouts WHERE transaction_id = 'tx-2' FOR UPDATE",
+            &[],
+        )
+        .unwrap();
+        let err = store.cancel_run(run_id).unwrap_err();
+        assert!(
+            format!("{err:#}").contains(&format!(
+                "payouts of run {run_id} stayed locked by a worker still running it"
+            )),
+            "{err:#}"
+        );
+        held.rollback().unwrap();
+        let counts = store.state_counts(run_id).unwrap();
+        assert_eq!(counts[&State::Pending], 1);
+        assert_eq!(counts[&State::Initiated], 1);
+        // Once the worker let go, the cancel goes through.
+        let done = store.cancel_run(run_id).unwrap();
+        assert_eq!((done.never_sent, done.initiated), (1, 1));
+    }
+}

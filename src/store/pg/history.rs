@@ -5,9 +5,9 @@
 //! paid (skipped, inserted in batches). Outside: the unfinished run of the
 //! same file, the counts and failed rows of a run.
 
-use super::Pg;
 use super::import::{BATCH, Import};
 use super::sql::{RUN_COLS, run_from_row, state, state_list};
+use super::{LOST, Pg};
 use crate::machine::State;
 use crate::store::types::{Earlier, RunInfo};
 use anyhow::{Context, Result};
@@ -35,21 +35,24 @@ fn earlier_from_row(r: &Row) -> Result<Earlier> {
     })
 }
 
+/// The payout of another run than `$2` holding transaction id `$1`.
+pub(super) fn earlier_sql() -> String {
+    format!(
+        "SELECT {EARLIER_COLS} FROM payouts p JOIN runs r ON r.id = p.run_id
+         WHERE p.transaction_id = $1 AND p.run_id <> $2"
+    )
+}
+
 impl Import<'_> {
     /// The payout of an earlier run holding `transaction_id`, if any.
     pub fn earlier(&self, transaction_id: &str) -> Result<Option<Earlier>> {
         let (t, run_id) = (transaction_id.to_string(), self.run_id);
+        let stmt = self.earlier.clone().context(LOST)?;
         self.call(move |c| {
-            c.query_opt(
-                &format!(
-                    "SELECT {EARLIER_COLS} FROM payouts p JOIN runs r ON r.id = p.run_id
-                     WHERE p.transaction_id = $1 AND p.run_id <> $2"
-                ),
-                &[&t, &run_id],
-            )?
-            .as_ref()
-            .map(earlier_from_row)
-            .transpose()
+            c.query_opt(&stmt, &[&t, &run_id])?
+                .as_ref()
+                .map(earlier_from_row)
+                .transpose()
         })
         .context("cannot read earlier payouts")
     }

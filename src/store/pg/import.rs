@@ -1,22 +1,23 @@
 //! Import (PostgreSQL): a new run and its payouts recorded in one
 //! transaction, all or nothing, as in `sqlite/import.rs`. Imports are
 //! serialised by an advisory lock, under which ids are given as SQLite
-//! gives rowids (the highest so far, plus one): the same run and payout ids
-//! as SQLite, consecutive and in file order within a run, and an import
-//! rolled back leaves no gap. Payouts are buffered and inserted [`BATCH`] rows per
-//! statement (`unnest` arrays); a transaction id already recorded is
-//! skipped by the insert (`ON CONFLICT DO NOTHING`) and listed, the whole
-//! import then refused with [`ImportError::DuplicateIds`] — the same lines
-//! in the same order as SQLite.
+//! gives rowids (the highest so far, plus one): the same run and payout
+//! ids as SQLite, consecutive and in file order within a run, and an
+//! import rolled back leaves no gap. Payouts are buffered and inserted
+//! [`BATCH`] rows per statement (`batch.rs`); a transaction id already
+//! recorded is skipped by the insert (`ON CONFLICT DO NOTHING`) and
+//! listed, the whole import then refused with
+//! [`ImportError::DuplicateIds`] — the same lines in the same order as
+//! SQLite.
 
+use super::batch::Columns;
 use super::driver::Driver;
 use super::{LOST, Pg};
-use crate::machine::State;
-use crate::payout::{Payout, SenderOverride};
+use crate::payout::Payout;
 use crate::store::errors::{DuplicateIds, ImportError, MAX_DUPLICATES_LISTED};
 use crate::store::types::NewRun;
 use anyhow::{Context, Result};
-use postgres::Client;
+use postgres::{Client, Statement};
 use std::collections::{HashMap, HashSet};
 
 /// Key of the advisory lock held by an import until it commits.
@@ -47,6 +48,7 @@ impl Pg {
             committed: false,
             run_id: 0,
             next_id: 0,
+            earlier: None,
             rows: 0,
             seq: 0,
             pending: Columns::default(),
@@ -56,7 +58,7 @@ impl Pg {
             first_payout: None,
             last_payout: None,
         };
-        (imp.run_id, imp.next_id) = imp
+        let (run_id, next_id, earlier) = imp
             .call(move |c| {
                 c.batch_execute("BEGIN")?;
                 c.execute("SELECT pg_advisory_xact_lock($1)", &[&IMPORT_LOCK])?;
@@ -73,9 +75,12 @@ impl Pg {
                     &[a, b, c2, d, e, f, g, h],
                 )?;
                 let last = c.query_one("SELECT COALESCE(max(id), 0) FROM payouts", &[])?;
-                Ok((run.get(0), last.get::<_, i64>(0) + 1))
+                // Asked once per row: prepared once per import.
+                let earlier = c.prepare(&super::history::earlier_sql())?;
+                Ok((run.get(0), last.get::<_, i64>(0) + 1, earlier))
             })
             .context("cannot record the run")?;
+        (imp.run_id, imp.next_id, imp.earlier) = (run_id, next_id, Some(earlier));
         Ok(imp)
     }
 }
@@ -89,6 +94,8 @@ pub struct Import<'a> {
     pub(super) run_id: i64,
     /// The id the next payout added gets.
     next_id: i64,
+    /// The look-up of [`Import::earlier`], prepared.
+    pub(super) earlier: Option<Statement>,
     pub(super) rows: u64,
     /// Rows added so far: orders the duplicate lines found at a flush
     /// among those the caller reported by [`Import::conflict`].
@@ -106,109 +113,6 @@ pub struct Import<'a> {
 enum Duplicate {
     Line(String),
     Id { row: u64, transaction_id: String },
-}
-
-/// Buffered payouts, one vector per column (what `unnest` takes).
-#[derive(Default)]
-struct Columns {
-    seq: Vec<u64>,
-    id: Vec<i64>,
-    row: Vec<i64>,
-    transaction_id: Vec<String>,
-    account_id: Vec<String>,
-    amount: Vec<String>,
-    wire_amount: Vec<String>,
-    currency: Vec<String>,
-    method: Vec<String>,
-    description: Vec<String>,
-    b_first: Vec<String>,
-    b_last: Vec<String>,
-    b_phone: Vec<String>,
-    b_email: Vec<String>,
-    sender_json: Vec<Option<String>>,
-    retry_of: Vec<Option<i64>>,
-}
-
-impl Columns {
-    fn len(&self) -> usize {
-        self.seq.len()
-    }
-
-    fn clear(&mut self) {
-        let Columns {
-            seq,
-            id,
-            row,
-            transaction_id,
-            account_id,
-            amount,
-            wire_amount,
-            currency,
-            method,
-            description,
-            b_first,
-            b_last,
-            b_phone,
-            b_email,
-            sender_json,
-            retry_of,
-        } = self;
-        seq.clear();
-        id.clear();
-        row.clear();
-        transaction_id.clear();
-        account_id.clear();
-        amount.clear();
-        wire_amount.clear();
-        currency.clear();
-        method.clear();
-        description.clear();
-        b_first.clear();
-        b_last.clear();
-        b_phone.clear();
-        b_email.clear();
-        sender_json.clear();
-        retry_of.clear();
-    }
-
-    /// Inserts the rows in order; returns the ids of those inserted (a
-    /// row whose transaction id is already recorded is left out).
-    fn insert(&self, c: &mut Client, run_id: i64) -> Result<Vec<i64>> {
-        let rows = c.query(
-            "INSERT INTO payouts (id, run_id, row, transaction_id, account_id, amount, wire_amount,
-                currency, method, description, b_first, b_last, b_phone, b_email, sender_json,
-                state, retry_of)
-             SELECT u.id, $1, u.r, u.t, u.acc, u.amt, u.wire, u.cur, u.meth, u.descr, u.bf, u.bl,
-                u.bp, u.be, u.sj, $2, u.retry
-             FROM unnest($3::BIGINT[], $4::BIGINT[], $5::TEXT[], $6::TEXT[], $7::TEXT[],
-                $8::TEXT[], $9::TEXT[], $10::TEXT[], $11::TEXT[], $12::TEXT[], $13::TEXT[],
-                $14::TEXT[], $15::TEXT[], $16::TEXT[], $17::BIGINT[])
-                AS u(id, r, t, acc, amt, wire, cur, meth, descr, bf, bl, bp, be, sj, retry)
-             ORDER BY u.id
-             ON CONFLICT (transaction_id) DO NOTHING
-             RETURNING id",
-            &[
-                &run_id,
-                &State::Pending.as_str(),
-                &self.id,
-                &self.row,
-                &self.transaction_id,
-                &self.account_id,
-                &self.amount,
-                &self.wire_amount,
-                &self.currency,
-                &self.method,
-                &self.description,
-                &self.b_first,
-                &self.b_last,
-                &self.b_phone,
-                &self.b_email,
-                &self.sender_json,
-                &self.retry_of,
-            ],
-        )?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
-    }
 }
 
 impl Import<'_> {
@@ -238,32 +142,10 @@ impl Import<'_> {
     fn insert(&mut self, p: &Payout, transaction_id: &str, retry_of: Option<i64>) -> Result<()> {
         self.rows += 1;
         self.seq += 1;
-        let sender_json = if p.sender == SenderOverride::default() {
-            None
-        } else {
-            Some(serde_json::to_string(&p.sender)?)
-        };
-        let b = &mut self.pending;
-        b.seq.push(self.seq);
-        b.id.push(self.next_id);
+        self.pending
+            .push(self.seq, self.next_id, p, transaction_id, retry_of)?;
         self.next_id += 1;
-        b.row.push(p.row as i64);
-        b.transaction_id.push(transaction_id.to_string());
-        b.account_id.push(p.account_id.clone());
-        b.amount.push(p.amount.normalize().to_string());
-        b.wire_amount.push(p.wire_amount.clone());
-        b.currency.push(p.currency.clone());
-        b.method.push(p.payout_method_id.clone());
-        b.description.push(p.description.clone());
-        b.b_first.push(p.beneficiary_firstname.clone());
-        b.b_last.push(p.beneficiary_lastname.clone());
-        b.b_phone
-            .push(p.beneficiary_phone.clone().unwrap_or_default());
-        b.b_email
-            .push(p.beneficiary_email.clone().unwrap_or_default());
-        b.sender_json.push(sender_json);
-        b.retry_of.push(retry_of);
-        if b.len() >= BATCH {
+        if self.pending.len() >= BATCH {
             self.flush_payouts()?;
         }
         Ok(())

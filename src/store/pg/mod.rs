@@ -6,9 +6,12 @@
 //!
 //! The `postgres` client is blocking, like `rusqlite`; it runs its own
 //! small runtime, so it must not be called on a thread that drives async
-//! tasks: [`off_runtime`] moves such a call to a short-lived thread.
+//! tasks: [`off_runtime`] moves such a call to a short-lived thread, and an
+//! import, which makes a call per row, takes the connection to a thread of
+//! its own for its whole life (`driver.rs`).
 
 mod apply;
+mod batch;
 mod booked;
 mod cancel;
 mod conn;

@@ -170,45 +170,6 @@ impl Sqlite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::wire::Sender;
-    use crate::store::Transition;
-    use crate::store::test_support::{new_run, payout};
-
-    #[test]
-    fn earlier_recent_and_skipped_rows() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Sqlite::open(&dir.path().join("p.db")).unwrap();
-        let sender = Sender::default();
-        let mut imp = store.begin_import(&new_run("one", &sender)).unwrap();
-        imp.add(&payout(2, "1000"), "tx-2").unwrap();
-        imp.add(&payout(3, "5"), "tx-3").unwrap();
-        let first = imp.commit().unwrap();
-        let id = store.payout_by_transaction_id("tx-3").unwrap().unwrap().id;
-        store
-            .apply(&[
-                Transition::new(id, State::Pending, State::Initiating),
-                Transition::new(id, State::Initiating, State::InitiateFailed),
-            ])
-            .unwrap();
-
-        let mut imp = store.begin_import(&new_run("two", &sender)).unwrap();
-        let e = imp.earlier("tx-2").unwrap().unwrap();
-        assert_eq!((e.run_id, e.row, e.state), (first, 2, State::Pending));
-        assert_eq!(e.amount, "1000");
-        assert!(!e.run_finished);
-        assert!(imp.earlier("tx-9").unwrap().is_none());
-        let recent = imp.recent_payouts(20, &[State::Pending]).unwrap();
-        assert_eq!(recent.len(), 1, "the failed one is not asked for");
-        assert_eq!(recent[0].transaction_id, "tx-2");
-        assert!(imp.recent_payouts(0, &[State::Pending]).unwrap().is_empty());
-        imp.add_skipped(2, e.payout_id).unwrap();
-        imp.add_retry(&payout(3, "5"), "tx-3-r2", id).unwrap();
-        let second = imp.commit().unwrap();
-        assert_eq!(store.skipped_count(second).unwrap(), 1);
-        assert_eq!(store.payout_count(second).unwrap(), 1);
-        let failed = store.failed_rows(first).unwrap();
-        assert_eq!(failed, vec![(3, "initiate_failed".to_string())]);
-    }
 
     /// A database written by the previous schema (before periods and
     /// skipped rows) opens, migrates, and its runs stay readable,

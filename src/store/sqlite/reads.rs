@@ -1,7 +1,8 @@
 //! Reads: runs, payouts to resume, counts and totals per state, the report
 //! rows, the payouts an operator must settle, and the audit trail. Amounts
-//! are summed as decimals here, never by SQL; states are read through the
-//! state machine, so an unknown name is an error.
+//! are summed as decimals (by `report_rows`, shared with PostgreSQL), never
+//! by SQL; states are read through the state machine, so an unknown name is
+//! an error.
 
 use super::Sqlite;
 use super::sql::{
@@ -103,7 +104,7 @@ impl Sqlite {
     }
 
     /// Count and total per currency and state. Amounts are summed as
-    /// decimals here, never by SQL (which would sum them as floats).
+    /// decimals by [`add_to_totals`], never by SQL (which would sum them as floats).
     pub fn totals(&self, run_id: i64) -> Result<Totals> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT currency, state, amount FROM payouts WHERE {RUN_RANGE}"
@@ -116,7 +117,7 @@ impl Sqlite {
         Ok(out)
     }
 
-    /// Calls `f` for every report line of a run, payouts and rejected rows
+    /// Calls `f` for every report line of a run, payouts and skipped rows
     /// merged in row order. Payouts are read in id order, which is row order
     /// because import inserts rows as the file streams by; the two ordered
     /// streams are merged here rather than sorted by SQLite, so a report of a
