@@ -13,8 +13,8 @@ mod common;
 
 use common::{KEY, Sandbox, TEST_BACKOFF_MS, Work, code, col, payroll, read_csv, text};
 use payrun::sandbox::{LedgerSnapshot, SandboxConfig};
-use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
 const ROWS: usize = 300;
@@ -85,15 +85,37 @@ fn rate(mut cmd: Command, rate: &str) -> Command {
     cmd
 }
 
-fn spawn(mut cmd: Command) -> Child {
-    cmd.stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+/// A worker running in the background, its output going to a file (a
+/// pipe nobody reads while the test polls would block it).
+struct Running {
+    child: Child,
+    log: PathBuf,
 }
 
-fn wait(child: Child) -> Output {
-    child.wait_with_output().unwrap()
+fn spawn(w: &Work, mut cmd: Command, name: &str) -> Running {
+    let log = w.path(&format!("{name}.log"));
+    let file = std::fs::File::create(&log).unwrap();
+    let child = cmd
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .spawn()
+        .unwrap();
+    Running { child, log }
+}
+
+impl Running {
+    fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+fn wait(mut r: Running) -> Output {
+    let status = r.child.wait().unwrap();
+    Output {
+        status,
+        stdout: Vec::new(),
+        stderr: std::fs::read(&r.log).unwrap_or_default(),
+    }
 }
 
 /// Every row paid exactly once, by the ledger; every line of every report
@@ -172,13 +194,11 @@ fn three_workers_pay_one_run_exactly_once_within_the_shared_rate() {
     let w = Work::new();
     let file = w.write("payroll.csv", &payroll(ROWS, |i| format!("acc-{i:04}")));
     let t0 = Instant::now();
-    let children: Vec<Child> = ["w1", "w2", "w3"]
+    let children: Vec<Running> = ["w1", "w2", "w3"]
         .iter()
         .map(|name| {
-            spawn(rate(
-                worker(&w, &file, &sb.base_url(), &db, name, &[]),
-                "200",
-            ))
+            let cmd = rate(worker(&w, &file, &sb.base_url(), &db, name, &[]), "200");
+            spawn(&w, cmd, name)
         })
         .collect();
     for child in children {
@@ -270,9 +290,15 @@ fn a_dead_workers_payouts_are_adopted_and_never_paid_twice() {
     assert!(!held.is_empty(), "the dead worker held payouts in flight");
 
     // Two workers finish the run: they adopt what the dead one held.
-    let children: Vec<Child> = ["w2", "w3"]
+    let children: Vec<Running> = ["w2", "w3"]
         .iter()
-        .map(|name| spawn(worker(&w, &file, &sb.base_url(), &db, name, &lease)))
+        .map(|name| {
+            spawn(
+                &w,
+                worker(&w, &file, &sb.base_url(), &db, name, &lease),
+                name,
+            )
+        })
         .collect();
     for child in children {
         let out = wait(child);
@@ -327,17 +353,13 @@ fn a_worker_whose_lease_lapses_stops_sending_and_another_finishes() {
     let lease = [("PAYRUN_LEASE_MS", "1500")];
     let mut slow = worker(&w, &file, &sb.base_url(), &db, "w1", &lease);
     slow.args(["--rate", "40"]);
-    let mut child = spawn(slow);
+    let mut child = spawn(&w, slow, "w1");
     // Once it is paying, its heartbeat is made a lease old behind its back
     // (a stalled process, a partitioned network): it must stop sending.
     let deadline = Instant::now() + Duration::from_secs(60);
     while sb.ledger().total_debits() < 20 {
         assert!(Instant::now() < deadline, "the worker never paid");
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "{}",
-            text(&wait(child))
-        );
+        assert!(child.running(), "{}", text(&wait(child)));
         std::thread::sleep(Duration::from_millis(20));
     }
     let mut c = postgres::Client::connect(&db, postgres::NoTls).unwrap();
@@ -370,6 +392,65 @@ fn a_worker_whose_lease_lapses_stops_sending_and_another_finishes() {
         .unwrap();
     assert_eq!(code(&out), 0, "{}", text(&out));
     check_paid_once(&sb.ledger(), &[w.path("w2.csv").as_path()]);
+}
+
+#[test]
+fn workers_whose_wallet_ran_out_both_end_without_waiting_for_each_other() {
+    let Some(db) = pg_db("workers_whose_wallet_ran_out_both_end_without_waiting_for_each_other")
+    else {
+        return;
+    };
+    // The XOF wallet pays a few rows only: each worker halts XOF and leaves
+    // its initiated XOF payouts resting, which the other must not wait for.
+    let mut config = SandboxConfig {
+        api_key: KEY.into(),
+        ..SandboxConfig::default()
+    };
+    config.wallets.insert("XOF".into(), 5_000.into());
+    let sb = Sandbox::start(config);
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(ROWS, |i| format!("acc-{i:04}")));
+    let lease = [("PAYRUN_LEASE_MS", "1500")];
+    let mut children: Vec<Running> = ["w1", "w2"]
+        .iter()
+        .map(|name| {
+            let cmd = rate(worker(&w, &file, &sb.base_url(), &db, name, &lease), "200");
+            spawn(&w, cmd, name)
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while children.iter_mut().any(Running::running) {
+        if Instant::now() > deadline {
+            let outs: Vec<String> = children
+                .into_iter()
+                .map(|mut c| {
+                    let _ = c.child.kill();
+                    text(&wait(c))
+                })
+                .collect();
+            panic!(
+                "the workers wait for each other for ever:\n{}",
+                outs.join("\n")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for child in children {
+        let out = wait(child);
+        assert_eq!(
+            code(&out),
+            3,
+            "finished with payouts not executed: {}",
+            text(&out)
+        );
+    }
+    let ledger = sb.ledger();
+    assert!(ledger.transactions.iter().all(|t| t.debits <= 1));
+    let shown = String::from_utf8_lossy(&status(&w, &db, "1500").stdout).to_string();
+    assert!(
+        shown.contains("in progress") && shown.contains("initiated"),
+        "{shown}"
+    );
 }
 
 #[test]

@@ -227,9 +227,11 @@ pub async fn execute_run(
             decide::unsent_claim(phase).map(|(f, t)| Transition::new(w.id, f, t))
         })
         .collect();
+    tracing::debug!(tasks = pool.tasks.len(), "waiting for the payout tasks");
     while let Some(res) = pool.tasks.join_next().await {
         pool.note_task(res);
     }
+    tracing::debug!("payout tasks done");
     let held = put_back(writer, held, lease.is_some()).await;
     let due = std::mem::take(&mut *ctx.resend.lock().unwrap_or_else(|e| e.into_inner()));
     let resent = if pool.error.is_none() && held.is_ok() && !due.is_empty() {
@@ -383,7 +385,9 @@ impl Pool<'_> {
         if !queue.is_empty() {
             return Ok(true);
         }
-        if lease.outstanding().await?.none() {
+        let outstanding = lease.outstanding().await?;
+        tracing::debug!(?outstanding, "nothing left to claim");
+        if outstanding.none() {
             return Ok(false);
         }
         // Others are on it: look again soon, reaping our own tasks.

@@ -5,10 +5,9 @@
 //! "Several workers on one run".
 
 use super::Pg;
-use super::sql::{WORK_COLS, run_sender, state, work_from_row};
+use super::sql::{WORK_COLS, run_sender, state, state_list, work_from_row};
 use crate::machine::RESUMED;
 use crate::store::shared::{Outstanding, WorkerInfo, adoptable, expired, waits_for};
-use crate::store::sqlite::state_list;
 use crate::store::types::Work;
 use anyhow::{Context, Result};
 use std::collections::HashSet;
