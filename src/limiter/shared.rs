@@ -135,10 +135,14 @@ impl SharedRate {
                 continue;
             };
             drop(slots);
-            return tokio::select! {
-                _ = stop.wait_for(|s| *s) => None,
-                _ = tokio::time::sleep_until(at) => Some(()),
-            };
+            tokio::select! {
+                _ = stop.wait_for(|s| *s) => return None,
+                _ = tokio::time::sleep_until(at) => {}
+            }
+            if !missed(at, Instant::now(), self.interval) {
+                return Some(());
+            }
+            // Woken too late (a stalled process): this slot is gone.
         }
     }
 
@@ -180,9 +184,21 @@ fn local_slots(r: Reserved, arrived: Instant, interval: i64, n: u32) -> Vec<Inst
 /// Drops the slots this worker let pass (more than half an interval ago):
 /// using them late would send two calls where the schedule has one.
 fn drop_missed(slots: &mut VecDeque<Instant>, now: Instant, interval: Duration) {
-    while slots.front().is_some_and(|&at| at + interval / 2 < now) {
+    while slots.front().is_some_and(|&at| missed(at, now, interval)) {
         slots.pop_front();
     }
+}
+
+/// Least lateness forgiven: the timer's own resolution, so a fast rate
+/// (an interval under a millisecond) is not starved by it.
+const MIN_GRACE: Duration = Duration::from_millis(5);
+
+/// Whether the slot at `at` is gone by `now`: more than half an interval
+/// (at least [`MIN_GRACE`]) ago. A call woken that late by a stalled
+/// machine takes a fresh slot instead of leaving with the calls of the
+/// next instants, which would bunch in the provider's one-second window.
+fn missed(at: Instant, now: Instant, interval: Duration) -> bool {
+    at + (interval / 2).max(MIN_GRACE) < now
 }
 
 #[cfg(test)]
@@ -253,18 +269,33 @@ mod tests {
             first_us: 10_500,
             now_us: 10_000,
         };
-        let got = local_slots(r, arrived, 1_000, 3);
+        let got = local_slots(r, arrived, 10_000, 3);
         assert_eq!(
             got,
-            [500, 1_500, 2_500].map(|us| arrived + Duration::from_micros(us))
+            [500, 10_500, 20_500].map(|us| arrived + Duration::from_micros(us))
         );
         let mut slots: VecDeque<Instant> = got.into();
         drop_missed(
             &mut slots,
-            arrived + Duration::from_micros(2_100),
-            Duration::from_micros(1_000),
+            arrived + Duration::from_micros(16_000),
+            Duration::from_micros(10_000),
         );
-        assert_eq!(slots.len(), 1, "the slots at 0.5 and 1.5 ms were let pass");
+        assert_eq!(slots.len(), 1, "the slots at 0.5 and 10.5 ms were let pass");
+    }
+
+    #[test]
+    fn a_slot_is_missed_past_half_an_interval_and_never_within_the_timer_grace() {
+        let at = Instant::now();
+        let ms = Duration::from_millis;
+        // 100 calls/s: half an interval is 5 ms.
+        assert!(!missed(at, at + ms(5), ms(10)));
+        assert!(missed(at, at + ms(6), ms(10)));
+        // 2 calls/s: half an interval is 250 ms.
+        assert!(!missed(at, at + ms(240), ms(500)));
+        assert!(missed(at, at + ms(260), ms(500)));
+        // 2,000 calls/s: the 5 ms grace of the timer, not 0.25 ms.
+        assert!(!missed(at, at + ms(4), Duration::from_micros(500)));
+        assert!(missed(at, at + ms(6), Duration::from_micros(500)));
     }
 
     #[tokio::test]
