@@ -13,6 +13,7 @@
 //! stay rare. A fixed rate uses the same back-off but never goes
 //! above the configured rate.
 
+use super::measure::{Event, PaceHistory, Reading};
 use std::time::{Duration, Instant};
 
 /// Where auto mode starts: ten calls a second is below every published payout
@@ -38,6 +39,10 @@ const SLOW_START_BETA: f64 = 0.5;
 /// costs one refused call (not a lost packet) and the `Retry-After` pause has
 /// already drained the excess; a deep cut would waste the provider's capacity.
 const BETA: f64 = 0.9;
+/// After a congestion event whose answers measured the provider's limit,
+/// the pace is set this far under it: close enough to waste little, far
+/// enough that the burst allowance refilled during the pause lasts.
+const MEASURED_MARGIN: f64 = 0.97;
 /// The decrease when the provider refuses again within `REPEAT_WINDOW` of the
 /// end of the previous pause: the rate is far above the limit (the limit
 /// dropped), so halve instead of creeping down by tenths.
@@ -146,6 +151,17 @@ enum Phase {
     },
 }
 
+/// A congestion event being measured: its answers, and the pace and phase
+/// before it, which a provider pause (not a limit) gives back.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    event: Event,
+    before_rate: f64,
+    before_phase: Phase,
+    /// The event came soon after the previous pause ended.
+    repeat: bool,
+}
+
 /// The controller. Times passed in must not go backwards.
 #[derive(Debug, Clone)]
 pub struct Controller {
@@ -162,6 +178,10 @@ pub struct Controller {
     /// The end of the pause of the last congestion event: a new event soon
     /// after it means the rate is far above the limit.
     event_pause_end: Option<Instant>,
+    /// The congestion event last begun, measured while its pause lasts.
+    open: Option<Open>,
+    /// The pace over the last seconds: the rate at which a refused call left.
+    pace: PaceHistory,
     epoch_start: Instant,
     sent_in_epoch: u64,
     latency: Option<Duration>,
@@ -195,6 +215,8 @@ impl Controller {
             paused_until: None,
             last_decrease: None,
             event_pause_end: None,
+            open: None,
+            pace: PaceHistory::new(rate, now),
             epoch_start: now,
             sent_in_epoch: 0,
             latency: None,
@@ -231,6 +253,11 @@ impl Controller {
     /// A clean answer to a request sent at `sent_at`: may raise the rate.
     pub fn on_success(&mut self, sent_at: Instant, now: Instant) {
         self.count_delivered(now);
+        if self.draining(now)
+            && let Some(open) = &mut self.open
+        {
+            open.event.accepted();
+        }
         let epoch = self.latency.unwrap_or(INITIAL_LATENCY).max(MIN_EPOCH);
         if sent_at < self.epoch_start || now < self.epoch_start + epoch {
             return;
@@ -240,7 +267,7 @@ impl Controller {
             self.start_epoch(now);
             return;
         }
-        self.rate = match self.phase {
+        let rate = match self.phase {
             Phase::SlowStart => self.rate * SLOW_START_GROWTH_PER_SEC.powf(dt),
             Phase::Probe { loss_rate } => {
                 let knee = KNEE * loss_rate;
@@ -253,14 +280,17 @@ impl Controller {
                     self.rate + SLOW_PROBE_PER_SEC * (1.0 + since * since) * loss_rate * dt
                 }
             }
-        }
-        .min(self.ceiling);
+        };
+        self.set_rate(rate, now);
         self.start_epoch(now);
     }
 
     /// A 429 answering a request sent at `sent_at`, asking to wait
-    /// `retry_after`. Pauses all sending until then (capped), and lowers the
-    /// rate once per congestion event.
+    /// `retry_after`. Pauses all sending until then (capped), and sets the
+    /// rate once per congestion event, from what its answers measure
+    /// ([`super::measure`]): just under the limit they show, or, when they
+    /// are too few, a cut from the pace at which the 429s started; a
+    /// provider pause keeps the rate.
     pub fn on_rate_limited(
         &mut self,
         sent_at: Instant,
@@ -268,6 +298,7 @@ impl Controller {
         now: Instant,
     ) -> RateLimited {
         self.rate_limited += 1;
+        let draining = self.draining(now);
         let pause = retry_after.min(self.settings.max_retry_after);
         let until = now + pause;
         self.paused_until = Some(self.paused_until.map_or(until, |u| u.max(until)));
@@ -277,18 +308,17 @@ impl Controller {
             let repeat = self
                 .event_pause_end
                 .is_some_and(|end| now < end + REPEAT_WINDOW);
-            let beta = match self.phase {
-                Phase::SlowStart => SLOW_START_BETA,
-                Phase::Probe { .. } if repeat => REPEAT_BETA,
-                Phase::Probe { .. } => BETA,
-            };
-            let loss_rate = self.rate;
-            self.rate = (loss_rate * beta).max(MIN_RATE);
-            // The probe climbs back fast towards just under the rate of
-            // this 429; each later 429 lowers that mark, so after a deep cut
-            // (slow start, a dropped limit) the rate is not stuck far below.
-            self.phase = Phase::Probe { loss_rate };
+            self.open = Some(Open {
+                event: Event::new(self.pace.at(sent_at), now),
+                before_rate: self.rate,
+                before_phase: self.phase,
+                repeat,
+            });
             self.last_decrease = Some(now);
+            self.decide(now);
+        } else if draining && let Some(open) = &mut self.open {
+            open.event.refused(now);
+            self.decide(now);
         }
         self.event_pause_end = self.paused_until;
         self.start_epoch(now);
@@ -300,6 +330,45 @@ impl Controller {
         } else {
             RateLimited::Paused { pause }
         }
+    }
+
+    /// The rate and phase after the open event, from what it measured so
+    /// far. Called at each of its 429s: the pace matters only once its
+    /// pause ends, by when every call in flight at its start has answered.
+    fn decide(&mut self, now: Instant) {
+        let Some(open) = self.open else {
+            return;
+        };
+        let (rate, phase) = match open.event.reading() {
+            Reading::Pause => (open.before_rate, open.before_phase),
+            Reading::Limit(limit) => {
+                // Never above the pace that met the 429s: a measurement
+                // above it is noise (answers bunched by latency jitter).
+                let limit = limit.min(open.event.send_rate());
+                (MEASURED_MARGIN * limit, Phase::Probe { loss_rate: limit })
+            }
+            Reading::Onset(onset) => {
+                let beta = match open.before_phase {
+                    Phase::SlowStart => SLOW_START_BETA,
+                    Phase::Probe { .. } if open.repeat => REPEAT_BETA,
+                    Phase::Probe { .. } => BETA,
+                };
+                (onset * beta, Phase::Probe { loss_rate: onset })
+            }
+        };
+        self.phase = phase;
+        self.set_rate(rate.max(MIN_RATE), now);
+    }
+
+    /// Whether a `Retry-After` pause runs at `now`: every answer then is
+    /// to a call that left before the congestion event that began it.
+    fn draining(&self, now: Instant) -> bool {
+        self.paused_until.is_some_and(|u| now < u)
+    }
+
+    fn set_rate(&mut self, rate: f64, now: Instant) {
+        self.rate = rate.min(self.ceiling);
+        self.pace.set(self.rate, now);
     }
 
     /// Any answer (clean, refused or failed) that took `latency`: feeds the
@@ -442,7 +511,7 @@ mod tests {
     fn many_429s_of_one_event_decrease_once() {
         let mut t = Instant::now();
         let mut c = Controller::new(Settings::new(RateMode::Fixed(100), 256), t);
-        // 50 requests sent, all answered 429 as they arrive.
+        // 50 requests in flight, answered 429 together.
         let mut sent = Vec::new();
         for _ in 0..50 {
             while c.try_send(t).is_err() {
@@ -450,13 +519,80 @@ mod tests {
             }
             sent.push(t);
         }
+        t += 100 * MS;
         for s in sent {
-            t = t.max(s + 100 * MS);
             c.on_rate_limited(s, Duration::from_secs(1), t);
         }
         assert_eq!(c.congestion_events(), 1);
         assert_eq!(c.rate_limited_count(), 50);
         assert!((c.rate() - 100.0 * BETA).abs() < 1e-9, "rate {}", c.rate());
+    }
+
+    /// Sends at the pace until `n` calls are in flight; returns their send
+    /// times.
+    fn send_n(c: &mut Controller, t: &mut Instant, n: usize) -> Vec<Instant> {
+        let mut sent = Vec::new();
+        while sent.len() < n {
+            match c.try_send(*t) {
+                Ok(()) => sent.push(*t),
+                Err(at) => *t = at.max(*t + MS),
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn a_limit_measured_by_the_answers_sets_the_rate_just_under_it() {
+        let t0 = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(200), 256), t0);
+        // 80 calls at 200/s, answered 400 ms later by a provider that
+        // accepts 100/s once its allowance is gone: every other one refused.
+        for i in 0..80 {
+            let s = t0 + i * 5 * MS;
+            let at = s + 400 * MS;
+            if i % 2 == 0 {
+                c.on_rate_limited(s, Duration::from_secs(1), at);
+            } else {
+                c.on_answer(400 * MS);
+                c.on_success(s, at);
+            }
+        }
+        assert_eq!(c.congestion_events(), 1);
+        let want = MEASURED_MARGIN * 100.0;
+        assert!((c.rate() - want).abs() < 0.05 * want, "rate {}", c.rate());
+    }
+
+    #[test]
+    fn a_provider_pause_keeps_the_learned_rate() {
+        let mut t = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(100), 256), t);
+        // 40 calls in flight, all refused as they arrive over 400 ms: the
+        // provider refuses everything, whatever its limit.
+        let sent = send_n(&mut c, &mut t, 40);
+        for s in sent {
+            c.on_rate_limited(s, Duration::from_secs(5), s + 400 * MS);
+        }
+        assert_eq!(c.congestion_events(), 1);
+        assert_eq!(c.rate(), 100.0);
+        assert!(c.paused_until(t).is_some());
+    }
+
+    #[test]
+    fn backs_off_from_the_pace_at_which_429s_started() {
+        let mut t = Instant::now();
+        let mut c = auto(t);
+        clean_for(&mut c, &mut t, 2, 50 * MS);
+        let refused = send_n(&mut c, &mut t, 1)[0];
+        let pace = c.rate();
+        // Slow start goes on for the 400 ms the refused call takes.
+        clean_for(&mut c, &mut t, 1, 400 * MS);
+        assert!(c.rate() > 1.2 * pace, "rate {} pace {pace}", c.rate());
+        c.on_rate_limited(refused, Duration::from_secs(1), t);
+        assert!(
+            (c.rate() - SLOW_START_BETA * pace).abs() < 1e-9,
+            "rate {} pace {pace}",
+            c.rate()
+        );
     }
 
     #[test]

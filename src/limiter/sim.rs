@@ -271,3 +271,29 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod explore {
+    use super::*;
+
+    #[test]
+    #[ignore]
+    fn table() {
+        for l in [20.0f64, 100.0, 400.0] {
+            for (b, j) in [(50, 0), (100, 400)] {
+                let mut p = Provider::new(match l as u32 {
+                    20 => |_| 20.0,
+                    100 => |_| 100.0,
+                    _ => |_| 400.0,
+                });
+                let mut lat = Latency::new(b, j);
+                let s = run(RateMode::Auto { ceiling: None }, 256, &mut p, &mut lat, 42);
+                let (rate, _) = summary(&s, 10, 42);
+                let (_, share) = summary(&s, 0, 42);
+                let first = s.iter().position(|x| x.limited > 0);
+                let events: Vec<_> = s.iter().enumerate().filter(|(_, x)| x.limited > 0).map(|(i, x)| format!("{i}:{}", x.limited)).collect();
+                eprintln!("L={l} {b}+{j}: ratio {:.3} share {:.2}% first429 {first:?} {events:?}", rate / l, share * 100.0);
+            }
+        }
+    }
+}
