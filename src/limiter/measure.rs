@@ -135,7 +135,11 @@ impl Event {
     pub fn reading(&self) -> Reading {
         let window = (self.last - self.first).as_secs_f64();
         if self.accepted_by_last >= MIN_ACCEPTED && window > 0.0 {
-            return Reading::Limit(self.accepted_by_last as f64 / window);
+            // The count is the limit × the window, give or take one call:
+            // the highest limit it allows. Overrating it costs another
+            // event at a pace just above the limit (a few 429s); underrating
+            // it would leave capacity unused until the slow probe finds it.
+            return Reading::Limit((self.accepted_by_last + 1) as f64 / window);
         }
         if self.accepted_by_last == 0
             && self.refused >= PAUSE_REFUSALS

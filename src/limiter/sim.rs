@@ -280,7 +280,7 @@ mod explore {
     #[ignore]
     fn table() {
         for l in [20.0f64, 100.0, 400.0] {
-            for (b, j) in [(50, 0), (100, 400)] {
+            for (b, j) in [(50, 0), (300, 200)] {
                 let mut p = Provider::new(match l as u32 {
                     20 => |_| 20.0,
                     100 => |_| 100.0,
@@ -292,6 +292,10 @@ mod explore {
                 let (_, share) = summary(&s, 0, 42);
                 let first = s.iter().position(|x| x.limited > 0);
                 let events: Vec<_> = s.iter().enumerate().filter(|(_, x)| x.limited > 0).map(|(i, x)| format!("{i}:{}", x.limited)).collect();
+                if std::env::var("SIM_TRACE").is_ok() {
+                    let tr: Vec<_> = s.iter().map(|x| format!("{:.0}/{}/{}", x.rate, x.ok, x.limited)).collect();
+                    eprintln!("{}", tr.join(" "));
+                }
                 eprintln!("L={l} {b}+{j}: ratio {:.3} share {:.2}% first429 {first:?} {events:?}", rate / l, share * 100.0);
             }
         }
