@@ -309,7 +309,7 @@ impl Controller {
                 .event_pause_end
                 .is_some_and(|end| now < end + REPEAT_WINDOW);
             self.open = Some(Open {
-                event: Event::new(self.pace.at(sent_at), now),
+                event: Event::new(self.pace.at(sent_at), retry_after, now),
                 before_rate: self.rate,
                 before_phase: self.phase,
                 repeat,
@@ -317,7 +317,7 @@ impl Controller {
             self.last_decrease = Some(now);
             self.decide(now);
         } else if draining && let Some(open) = &mut self.open {
-            open.event.refused(now);
+            open.event.refused(retry_after, now);
             self.decide(now);
         }
         self.event_pause_end = self.paused_until;
@@ -578,6 +578,12 @@ mod tests {
         assert_eq!(c.congestion_events(), 1);
         assert_eq!(c.rate(), 100.0);
         assert!(c.paused_until(t).is_some());
+        // One call in flight, refused with a wait no rate limit asks for.
+        let t1 = t + Duration::from_secs(10);
+        c.try_send(t1).unwrap();
+        c.on_rate_limited(t1, Duration::from_secs(5), t1 + 50 * MS);
+        assert_eq!(c.congestion_events(), 2);
+        assert_eq!(c.rate(), 100.0);
     }
 
     #[test]

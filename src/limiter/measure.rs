@@ -14,12 +14,14 @@
 //! When too few answers arrive to measure (a low rate, a short latency),
 //! what is left is the pace at which the refused call left: the rate at
 //! which 429s started ([`PaceHistory`]), which the caller backs off from.
-//! Refusals with nothing accepted over a window in which any plausible limit
-//! would have let several calls through are a provider pause or outage,
-//! which says nothing about the limit: the learned rate is kept.
+//! Refusals with nothing accepted are a provider pause or outage, which says
+//! nothing about the limit (the learned rate is kept), when they span a
+//! window in which any plausible limit would have let several calls
+//! through, or when the provider asks to wait longer than a token bucket
+//! ever does at that pace (one call's worth of time, in whole seconds).
 
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Fewest accepted answers between the first and the last refusal of an
 /// event for the window to measure the limit: the count is exact to one
@@ -93,6 +95,8 @@ pub enum Reading {
 pub struct Event {
     /// The pace when the first refused call left.
     send_rate: f64,
+    /// The longest `Retry-After` of its refusals.
+    asked: Duration,
     first: Instant,
     last: Instant,
     refused: u64,
@@ -102,11 +106,12 @@ pub struct Event {
 }
 
 impl Event {
-    /// An event whose first 429 came back at `now` for a call that left at
-    /// the pace `send_rate`.
-    pub fn new(send_rate: f64, now: Instant) -> Event {
+    /// An event whose first 429, asking to wait `asked`, came back at `now`
+    /// for a call that left at the pace `send_rate`.
+    pub fn new(send_rate: f64, asked: Duration, now: Instant) -> Event {
         Event {
             send_rate,
+            asked,
             first: now,
             last: now,
             refused: 1,
@@ -115,9 +120,10 @@ impl Event {
         }
     }
 
-    /// Another 429 of this event, answered at `now`.
-    pub fn refused(&mut self, now: Instant) {
+    /// Another 429 of this event, asking to wait `asked`, answered at `now`.
+    pub fn refused(&mut self, asked: Duration, now: Instant) {
         self.refused += 1;
+        self.asked = self.asked.max(asked);
         self.last = self.last.max(now);
         self.accepted_by_last = self.accepted;
     }
@@ -141,11 +147,13 @@ impl Event {
             // it would leave capacity unused until the slow probe finds it.
             return Reading::Limit((self.accepted_by_last + 1) as f64 / window);
         }
-        if self.accepted_by_last == 0
-            && self.refused >= PAUSE_REFUSALS
-            && 0.5 * self.send_rate * window >= PAUSE_EXPECTED
-        {
-            return Reading::Pause;
+        if self.accepted_by_last == 0 {
+            let spans_a_pause =
+                self.refused >= PAUSE_REFUSALS && 0.5 * self.send_rate * window >= PAUSE_EXPECTED;
+            let token_wait = (1.0 / self.send_rate.max(f64::MIN_POSITIVE)).max(1.0);
+            if spans_a_pause || self.asked.as_secs_f64() > token_wait {
+                return Reading::Pause;
+            }
         }
         Reading::Onset(self.send_rate)
     }
@@ -154,9 +162,9 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     const MS: Duration = Duration::from_millis(1);
+    const SEC: Duration = Duration::from_secs(1);
 
     #[test]
     fn pace_history_finds_the_pace_of_a_past_send() {
@@ -188,7 +196,7 @@ mod tests {
     /// Answers arriving at `arrivals` per second into a bucket making
     /// `limit` tokens per second, empty at the first refusal (at `t0`).
     fn drain(arrivals: f64, limit: f64, secs: f64, t0: Instant) -> Event {
-        let mut e = Event::new(arrivals, t0);
+        let mut e = Event::new(arrivals, SEC, t0);
         let mut tokens = 0.0;
         let n = (arrivals * secs) as u64;
         for i in 1..=n {
@@ -199,7 +207,7 @@ mod tests {
                 tokens -= 1.0;
                 e.accepted();
             } else {
-                e.refused(now);
+                e.refused(SEC, now);
             }
         }
         e
@@ -221,7 +229,7 @@ mod tests {
     fn too_few_answers_only_say_where_429s_started() {
         let t0 = Instant::now();
         // One refusal: no window.
-        assert_eq!(Event::new(120.0, t0).reading(), Reading::Onset(120.0));
+        assert_eq!(Event::new(120.0, SEC, t0).reading(), Reading::Onset(120.0));
         // A short drain at a low rate: two or three calls accepted.
         let e = drain(37.0, 20.0, 0.1, t0);
         assert_eq!(e.reading(), Reading::Onset(37.0));
@@ -230,9 +238,9 @@ mod tests {
     #[test]
     fn refusing_everything_is_a_pause_not_a_limit() {
         let t0 = Instant::now();
-        let mut e = Event::new(100.0, t0);
+        let mut e = Event::new(100.0, SEC, t0);
         for i in 1..=20 {
-            e.refused(t0 + (i as u32) * 10 * MS);
+            e.refused(SEC, t0 + (i as u32) * 10 * MS);
         }
         assert_eq!(e.reading(), Reading::Pause);
         // Accepted answers after the last refusal do not make it a limit.
@@ -247,9 +255,26 @@ mod tests {
         // 46 calls/s into a limit of 20: three refusals 20 ms apart happen
         // between two tokens; a limit would not have let any through.
         let t0 = Instant::now();
-        let mut e = Event::new(46.0, t0);
-        e.refused(t0 + 20 * MS);
-        e.refused(t0 + 40 * MS);
+        let mut e = Event::new(46.0, SEC, t0);
+        e.refused(SEC, t0 + 20 * MS);
+        e.refused(SEC, t0 + 40 * MS);
         assert_eq!(e.reading(), Reading::Onset(46.0));
+    }
+
+    #[test]
+    fn a_wait_longer_than_a_token_bucket_asks_for_is_a_pause() {
+        let t0 = Instant::now();
+        // One refusal, nothing else to go by: 5 s is no token bucket's wait
+        // at 100 calls/s.
+        assert_eq!(Event::new(100.0, 5 * SEC, t0).reading(), Reading::Pause);
+        let mut e = Event::new(100.0, SEC, t0);
+        e.refused(5 * SEC, t0 + MS);
+        assert_eq!(e.reading(), Reading::Pause);
+        // At half a call per second a token takes two seconds.
+        assert_eq!(Event::new(0.5, 2 * SEC, t0).reading(), Reading::Onset(0.5));
+        // Calls accepted in between: a limit, whatever the wait.
+        let mut e = drain(190.0, 100.0, 0.4, t0);
+        e.refused(5 * SEC, t0 + 400 * MS);
+        assert!(matches!(e.reading(), Reading::Limit(_)), "{:?}", e.reading());
     }
 }
