@@ -339,7 +339,6 @@ impl Controller {
         let Some(open) = self.open else {
             return;
         };
-        if std::env::var("SIM_TRACE").is_ok() { eprintln!("  reading {:?} {:?}", open.event.reading(), open.event); }
         let (rate, phase) = match open.event.reading() {
             Reading::Pause => (open.before_rate, open.before_phase),
             Reading::Limit(limit) => {

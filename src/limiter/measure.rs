@@ -221,7 +221,10 @@ mod tests {
             let Reading::Limit(l) = e.reading() else {
                 panic!("{arrivals} into {limit}: {:?}", e.reading());
             };
-            assert!((l - limit).abs() <= 0.12 * limit, "{arrivals} into {limit}: {l}");
+            assert!(
+                (l - limit).abs() <= 0.12 * limit,
+                "{arrivals} into {limit}: {l}"
+            );
         }
     }
 
@@ -275,6 +278,10 @@ mod tests {
         // Calls accepted in between: a limit, whatever the wait.
         let mut e = drain(190.0, 100.0, 0.4, t0);
         e.refused(5 * SEC, t0 + 400 * MS);
-        assert!(matches!(e.reading(), Reading::Limit(_)), "{:?}", e.reading());
+        assert!(
+            matches!(e.reading(), Reading::Limit(_)),
+            "{:?}",
+            e.reading()
+        );
     }
 }

@@ -479,10 +479,24 @@ mod tests {
             "a/b": 1, "m~n": 2, "0": "zero"
         });
         for p in [
-            "", "/", "/data", "/data/status", "/data/list/0", "/data/list/1/x",
-            "/data/list/01", "/data/list/+1", "/data/list/2", "/data/list/-1",
-            "/data//e", "/data/status/x", "data/status", "/a~1b", "/m~0n", "/0",
-            "/missing", "/data/list/1/x/",
+            "",
+            "/",
+            "/data",
+            "/data/status",
+            "/data/list/0",
+            "/data/list/1/x",
+            "/data/list/01",
+            "/data/list/+1",
+            "/data/list/2",
+            "/data/list/-1",
+            "/data//e",
+            "/data/status/x",
+            "data/status",
+            "/a~1b",
+            "/m~0n",
+            "/0",
+            "/missing",
+            "/data/list/1/x/",
         ] {
             assert_eq!(pointer(&v, p), v.pointer(p), "{p:?}");
         }

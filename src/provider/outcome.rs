@@ -354,7 +354,10 @@ mod tests {
         assert_eq!(out.as_ptr(), ptr, "not copied");
         // Each reason to clean still cleans.
         assert_eq!(s().clean_owned("a\nb".into()), "a b");
-        assert_eq!(s().clean_owned("key sk_live_abc123".into()), "key <redacted>");
+        assert_eq!(
+            s().clean_owned("key sk_live_abc123".into()),
+            "key <redacted>"
+        );
         assert_eq!(
             s().clean_owned("Bearer: x, bEaReR tok".into()),
             "Bearer: x, bEaReR <redacted>"
