@@ -341,11 +341,19 @@ impl Controller {
         };
         let (rate, phase) = match open.event.reading() {
             Reading::Pause => (open.before_rate, open.before_phase),
-            Reading::Limit(limit) => {
+            Reading::Limit { measured, highest } => {
                 // Never above the pace that met the 429s: a measurement
                 // above it is noise (answers bunched by latency jitter).
-                let limit = limit.min(open.event.send_rate());
-                (MEASURED_MARGIN * limit, Phase::Probe { loss_rate: limit })
+                let onset = open.event.send_rate();
+                // Just under the measured limit; the probe climbs fast up
+                // to the knee of the highest limit the count allows (a
+                // short window's range), slowly beyond.
+                (
+                    MEASURED_MARGIN * measured.min(onset),
+                    Phase::Probe {
+                        loss_rate: highest.min(onset),
+                    },
+                )
             }
             Reading::Onset(onset) => {
                 let beta = match open.before_phase {

@@ -80,9 +80,10 @@ impl PaceHistory {
 /// What the answers of one congestion event say.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Reading {
-    /// The provider accepted this many calls per second while refusing the
-    /// rest: its limit.
-    Limit(f64),
+    /// The provider accepted calls at its limit while refusing the rest:
+    /// `measured` calls/s, and at most `highest` (the count is exact to one
+    /// call, so a short window leaves a range).
+    Limit { measured: f64, highest: f64 },
     /// It refused everything for a while: a pause or outage, not a limit.
     Pause,
     /// Too few answers to tell: 429s started when calls left at this pace.
@@ -141,11 +142,11 @@ impl Event {
     pub fn reading(&self) -> Reading {
         let window = (self.last - self.first).as_secs_f64();
         if self.accepted_by_last >= MIN_ACCEPTED && window > 0.0 {
-            // The count is the limit × the window, give or take one call:
-            // the highest limit it allows. Overrating it costs another
-            // event at a pace just above the limit (a few 429s); underrating
-            // it would leave capacity unused until the slow probe finds it.
-            return Reading::Limit((self.accepted_by_last + 1) as f64 / window);
+            // The count is the limit × the window, give or take one call.
+            return Reading::Limit {
+                measured: self.accepted_by_last as f64 / window,
+                highest: (self.accepted_by_last + 1) as f64 / window,
+            };
         }
         if self.accepted_by_last == 0 {
             let spans_a_pause =
@@ -218,13 +219,14 @@ mod tests {
         let t0 = Instant::now();
         for (arrivals, limit) in [(190.0, 100.0), (800.0, 400.0), (37.0, 20.0), (103.0, 100.0)] {
             let e = drain(arrivals, limit, 0.4, t0);
-            let Reading::Limit(l) = e.reading() else {
+            let Reading::Limit { measured, highest } = e.reading() else {
                 panic!("{arrivals} into {limit}: {:?}", e.reading());
             };
             assert!(
-                (l - limit).abs() <= 0.12 * limit,
-                "{arrivals} into {limit}: {l}"
+                (measured - limit).abs() <= 0.12 * limit,
+                "{arrivals} into {limit}: {measured}"
             );
+            assert!(highest > measured && highest - measured <= 0.2 * limit);
         }
     }
 
@@ -279,7 +281,7 @@ mod tests {
         let mut e = drain(190.0, 100.0, 0.4, t0);
         e.refused(5 * SEC, t0 + 400 * MS);
         assert!(
-            matches!(e.reading(), Reading::Limit(_)),
+            matches!(e.reading(), Reading::Limit { .. }),
             "{:?}",
             e.reading()
         );
