@@ -5,20 +5,23 @@
 //! wrapper in `limiter` drives it with tokio's.
 //!
 //! Auto mode works like TCP finding a link's capacity: a slow start that
-//! doubles the rate every second while answers are clean, one multiplicative
-//! decrease per congestion event (every 429 answering a request sent before
-//! the decrease belongs to the event already handled), then a probe that
-//! creeps up slowly from an ordinary decrease (and climbs fast only after a
-//! deep cut), so the rate settles just under the provider's limit and 429s
-//! stay rare. A fixed rate uses the same back-off but never goes
-//! above the configured rate.
+//! multiplies the rate by 1.5 every second while answers are clean, one
+//! decision per congestion event (every 429 answering a request sent before
+//! the event began belongs to it), then a probe that creeps up slowly from
+//! just under the limit (and climbs fast only after a deep cut), so the rate
+//! settles just under the provider's limit and 429s stay rare. The decision
+//! is not a blind cut: the event's own answers measure the limit
+//! ([`super::measure`]), and the pace is set just under it; only when they
+//! are too few does a multiplicative cut from the pace at which the 429s
+//! started stand in, and a provider pause keeps the rate. A fixed rate uses
+//! the same back-off but never goes above the configured rate.
 
 use super::measure::{Event, PaceHistory, Reading};
 use std::time::{Duration, Instant};
 
 /// Where auto mode starts: ten calls a second is below every published payout
 /// API limit we know of (3 to 100 calls/s) but one, and slow start reaches a
-/// limit of 400 from there in about six seconds, so a cautious start costs
+/// limit of 400 from there in about nine seconds, so a cautious start costs
 /// little.
 pub const AUTO_START_RATE: f64 = 10.0;
 /// Auto mode's own ceiling when the configuration sets none: far above any
@@ -30,14 +33,19 @@ pub const AUTO_MAX_RATE: f64 = 5_000.0;
 const MIN_RATE: f64 = 1.0;
 /// Slow start multiplies the rate by this every second of clean answers
 /// (TCP doubles per round trip; per second is gentler and independent of
-/// latency).
+/// latency). Past a limit with a one-second burst allowance the pace runs
+/// to about 1.9 times the limit before the allowance is gone (2.3 times when
+/// doubling), and the calls then in flight are what the provider refuses at
+/// the end of slow start: at 300 to 500 ms answers, most of a run's 429s.
 const SLOW_START_GROWTH_PER_SEC: f64 = 1.5;
 /// Slow start overshoots (a provider's burst allowance hides the limit for a
-/// while), so leaving it halves the rate, as TCP does.
+/// while), so leaving it without a measurement halves the pace at which the
+/// 429s started, as TCP does.
 const SLOW_START_BETA: f64 = 0.5;
-/// The decrease on a congestion event after slow start: gentle, because a 429
-/// costs one refused call (not a lost packet) and the `Retry-After` pause has
-/// already drained the excess; a deep cut would waste the provider's capacity.
+/// The cut on a congestion event after slow start whose answers are too few
+/// to measure the limit (one or two 429s: a low rate, short answers): from
+/// the pace at which the 429s started, which the slow probe has taken only a
+/// little past the limit.
 const BETA: f64 = 0.9;
 /// After a congestion event whose answers measured the provider's limit,
 /// the pace is set this far under it: close enough to waste little, far

@@ -255,8 +255,8 @@ mod tests {
     /// sandbox draws it (`--latency-ms 300 --jitter-ms 200`: 300 to 500 ms).
     #[test]
     fn meets_the_benchmark_targets_in_a_short_run() {
-        let limits: [(f64, fn(f64) -> f64); 3] =
-            [(20.0, |_| 20.0), (100.0, |_| 100.0), (400.0, |_| 400.0)];
+        type Limit = fn(f64) -> f64;
+        let limits: [(f64, Limit); 3] = [(20.0, |_| 20.0), (100.0, |_| 100.0), (400.0, |_| 400.0)];
         for (l, limit) in limits {
             for (base, jitter) in [(50, 0), (300, 200)] {
                 let mut p = Provider::new(limit);
