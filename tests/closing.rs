@@ -194,7 +194,9 @@ fn the_providers_own_headers_and_status_words_come_from_the_config() {
 
 #[test]
 fn initiate_only_after_a_kill_between_initiation_and_execution_sends_no_execute() {
-    for point in ["after_intent_commit", "after_answer"] {
+    // `before_commit:2`: the commit after the claim, the first payout's
+    // `initiated` with its execute intent, dies unwritten.
+    for point in ["after_intent_commit", "after_answer", "before_commit:2"] {
         let sb = Sandbox::start(SandboxConfig::default());
         let w = Work::new();
         let file = w.write("payroll.csv", &xof_payroll(3, account));
@@ -208,6 +210,10 @@ fn initiate_only_after_a_kill_between_initiation_and_execution_sends_no_execute(
             "{point}: {}",
             text(&out)
         );
+        if point == "before_commit:2" {
+            let r = sb.ledger().requests;
+            assert_eq!((r.initiates, r.executes), (1, 0), "{point}: {r:?}");
+        }
         let out = w.run(&file, &sb.base_url(), &["--initiate-only"]);
         // A crash after the execute intent leaves that payout for the
         // approver's run: not complete (3), and still not executed.

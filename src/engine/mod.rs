@@ -8,10 +8,11 @@
 //!
 //! Initiation and execution overlap: a payout is executed as soon as it is
 //! initiated, so the pipeline never idles between phases. The commit that
-//! records "initiated" is followed, right before the execute is sent, by
-//! the intent to execute (`executing`): a crash in between leaves a payout
-//! surely not executed, so the approval gate (`--initiate-only`) holds. The
-//! writer's group commit keeps the extra write cheap.
+//! records "initiated" carries the intent to execute (`executing`) too,
+//! before the execute is sent: one write instead of two. A crash leaves the
+//! payout `initiating` or `executing`, never executed without its intent,
+//! and an `--initiate-only` run resumes neither as an execute, so the
+//! approval gate holds (ARCHITECTURE.md, "Money invariants").
 //!
 //! Files: `identity` (period, run identity, stable row ids, the input
 //! snapshot), `repeat` (the re-run decisions and the repeat guard), `import`

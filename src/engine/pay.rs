@@ -56,10 +56,7 @@ pub(super) async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
             if !initiate(ctx, &work, resumed).await? {
                 return Ok(());
             }
-            // Initiated; the intent to execute is its own commit, made
-            // right before the send (the writer groups it with others').
-            let t = Transition::new(work.id, State::Initiated, State::Executing);
-            ctx.writer.apply(vec![t]).await?;
+            // Initiated, and the intent to execute committed with it.
             fault::hit("after_intent_commit");
             return send_execute(ctx, &work, false).await;
         }
@@ -67,7 +64,7 @@ pub(super) async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
     };
     match decide::execute_start(work.state, resumed, policy(ctx, &work)) {
         ExecuteStart::Skip => Ok(()),
-        ExecuteStart::Hold(d) => carry_out(ctx, &work, d, None, 0).await,
+        ExecuteStart::Hold(d) => carry_out(ctx, &work, d, None, 0, None).await,
         ExecuteStart::Intent => {
             let t = Transition::new(work.id, work.state, State::Executing);
             ctx.writer.apply(vec![t]).await?;
@@ -88,7 +85,7 @@ fn policy(ctx: &Ctx, work: &Work) -> Policy {
 }
 
 /// Sends the initiation and commits its outcome. Returns whether the
-/// payout is to be executed now.
+/// payout is to be executed now; if so, its execute intent is committed.
 async fn initiate(ctx: &Ctx, work: &Work, resumed: bool) -> Result<bool> {
     let end = call_with_retries(ctx, Call::Initiate, work).await;
     if end.outcome.is_some() {
@@ -103,8 +100,18 @@ async fn initiate(ctx: &Ctx, work: &Work, resumed: bool) -> Result<bool> {
             ..policy(ctx, work)
         },
     );
-    carry_out(ctx, work, d, end.outcome.as_ref(), end.sent).await?;
-    Ok(d.then_execute)
+    // To be executed now: the intent to execute (`initiated → executing`)
+    // goes in the same commit as `initiated`, one write instead of two,
+    // still before the execute leaves. A crash leaves the payout
+    // `initiating` (its initiation re-sent under the same id) or
+    // `executing` (its execute maybe sent), states the two separate
+    // commits could leave too, so `--initiate-only` after a crash still
+    // sends no execute (ARCHITECTURE.md, "Money invariants").
+    let intent = (d.then_execute && d.to == Some(State::Initiated))
+        .then(|| Transition::new(work.id, State::Initiated, State::Executing));
+    let then_execute = intent.is_some();
+    carry_out(ctx, work, d, end.outcome.as_ref(), end.sent, intent).await?;
+    Ok(then_execute)
 }
 
 /// Sends the execute of a payout whose intent is committed, and commits
@@ -116,7 +123,7 @@ async fn send_execute(ctx: &Ctx, work: &Work, resumed: bool) -> Result<()> {
     }
     let facts = facts(&end, resumed);
     let d = decide::after_execute(answer_of(end.outcome.as_ref()), facts);
-    carry_out(ctx, work, d, end.outcome.as_ref(), end.sent).await?;
+    carry_out(ctx, work, d, end.outcome.as_ref(), end.sent, None).await?;
     if decide::resend_later(&d, facts, policy(ctx, work)) {
         ctx.resend_later(work);
     }
@@ -131,14 +138,15 @@ fn facts(end: &CallEnd, resumed: bool) -> Facts {
     }
 }
 
-/// Writes a decision: counts, halts, commits the transition, then stops
-/// the run if asked.
+/// Writes a decision: counts, halts, commits the transition (and `then`,
+/// the next intent, in the same commit), then stops the run if asked.
 async fn carry_out(
     ctx: &Ctx,
     work: &Work,
     d: Decision,
     outcome: Option<&Outcome>,
     sent: u32,
+    then: Option<Transition>,
 ) -> Result<()> {
     let Some(to) = d.to else {
         return Ok(());
@@ -163,7 +171,10 @@ async fn carry_out(
     if d.halt_currency {
         ctx.halt(&work.request.currency);
     }
-    ctx.writer.apply(vec![t]).await?;
+    let mut ts = Vec::with_capacity(2);
+    ts.push(t);
+    ts.extend(then);
+    ctx.writer.apply(ts).await?;
     if let (Some(kind), Some(outcome)) = (d.stop, outcome) {
         ctx.request_stop(match (kind, outcome) {
             (StopKind::Unauthorized, Outcome::Unauthorized { http, message }) => {

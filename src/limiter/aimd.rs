@@ -5,19 +5,23 @@
 //! wrapper in `limiter` drives it with tokio's.
 //!
 //! Auto mode works like TCP finding a link's capacity: a slow start that
-//! doubles the rate every second while answers are clean, one multiplicative
-//! decrease per congestion event (every 429 answering a request sent before
-//! the decrease belongs to the event already handled), then a probe that
-//! creeps up slowly from an ordinary decrease (and climbs fast only after a
-//! deep cut), so the rate settles just under the provider's limit and 429s
-//! stay rare. A fixed rate uses the same back-off but never goes
-//! above the configured rate.
+//! multiplies the rate by 1.5 every second while answers are clean, one
+//! decision per congestion event (every 429 answering a request sent before
+//! the event began belongs to it), then a probe that creeps up slowly from
+//! just under the limit (and climbs fast only after a deep cut), so the rate
+//! settles just under the provider's limit and 429s stay rare. The decision
+//! is not a blind cut: the event's own answers measure the limit
+//! ([`super::measure`]), and the pace is set just under it; only when they
+//! are too few does a multiplicative cut from the pace at which the 429s
+//! started stand in, and a provider pause keeps the rate. A fixed rate uses
+//! the same back-off but never goes above the configured rate.
 
+use super::measure::{Event, PaceHistory, Reading};
 use std::time::{Duration, Instant};
 
 /// Where auto mode starts: ten calls a second is below every published payout
 /// API limit we know of (3 to 100 calls/s) but one, and slow start reaches a
-/// limit of 400 from there in about six seconds, so a cautious start costs
+/// limit of 400 from there in about nine seconds, so a cautious start costs
 /// little.
 pub const AUTO_START_RATE: f64 = 10.0;
 /// Auto mode's own ceiling when the configuration sets none: far above any
@@ -29,15 +33,24 @@ pub const AUTO_MAX_RATE: f64 = 5_000.0;
 const MIN_RATE: f64 = 1.0;
 /// Slow start multiplies the rate by this every second of clean answers
 /// (TCP doubles per round trip; per second is gentler and independent of
-/// latency).
-const SLOW_START_GROWTH_PER_SEC: f64 = 2.0;
+/// latency). Past a limit with a one-second burst allowance the pace runs
+/// to about 1.9 times the limit before the allowance is gone (2.3 times when
+/// doubling), and the calls then in flight are what the provider refuses at
+/// the end of slow start: at 300 to 500 ms answers, most of a run's 429s.
+const SLOW_START_GROWTH_PER_SEC: f64 = 1.5;
 /// Slow start overshoots (a provider's burst allowance hides the limit for a
-/// while), so leaving it halves the rate, as TCP does.
+/// while), so leaving it without a measurement halves the pace at which the
+/// 429s started, as TCP does.
 const SLOW_START_BETA: f64 = 0.5;
-/// The decrease on a congestion event after slow start: gentle, because a 429
-/// costs one refused call (not a lost packet) and the `Retry-After` pause has
-/// already drained the excess; a deep cut would waste the provider's capacity.
+/// The cut on a congestion event after slow start whose answers are too few
+/// to measure the limit (one or two 429s: a low rate, short answers): from
+/// the pace at which the 429s started, which the slow probe has taken only a
+/// little past the limit.
 const BETA: f64 = 0.9;
+/// After a congestion event whose answers measured the provider's limit,
+/// the pace is set this far under it: close enough to waste little, far
+/// enough that the burst allowance refilled during the pause lasts.
+const MEASURED_MARGIN: f64 = 0.97;
 /// The decrease when the provider refuses again within `REPEAT_WINDOW` of the
 /// end of the previous pause: the rate is far above the limit (the limit
 /// dropped), so halve instead of creeping down by tenths.
@@ -146,6 +159,17 @@ enum Phase {
     },
 }
 
+/// A congestion event being measured: its answers, and the pace and phase
+/// before it, which a provider pause (not a limit) gives back.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    event: Event,
+    before_rate: f64,
+    before_phase: Phase,
+    /// The event came soon after the previous pause ended.
+    repeat: bool,
+}
+
 /// The controller. Times passed in must not go backwards.
 #[derive(Debug, Clone)]
 pub struct Controller {
@@ -162,6 +186,10 @@ pub struct Controller {
     /// The end of the pause of the last congestion event: a new event soon
     /// after it means the rate is far above the limit.
     event_pause_end: Option<Instant>,
+    /// The congestion event last begun, measured while its pause lasts.
+    open: Option<Open>,
+    /// The pace over the last seconds: the rate at which a refused call left.
+    pace: PaceHistory,
     epoch_start: Instant,
     sent_in_epoch: u64,
     latency: Option<Duration>,
@@ -195,6 +223,8 @@ impl Controller {
             paused_until: None,
             last_decrease: None,
             event_pause_end: None,
+            open: None,
+            pace: PaceHistory::new(rate, now),
             epoch_start: now,
             sent_in_epoch: 0,
             latency: None,
@@ -231,6 +261,11 @@ impl Controller {
     /// A clean answer to a request sent at `sent_at`: may raise the rate.
     pub fn on_success(&mut self, sent_at: Instant, now: Instant) {
         self.count_delivered(now);
+        if self.draining(now)
+            && let Some(open) = &mut self.open
+        {
+            open.event.accepted();
+        }
         let epoch = self.latency.unwrap_or(INITIAL_LATENCY).max(MIN_EPOCH);
         if sent_at < self.epoch_start || now < self.epoch_start + epoch {
             return;
@@ -240,7 +275,7 @@ impl Controller {
             self.start_epoch(now);
             return;
         }
-        self.rate = match self.phase {
+        let rate = match self.phase {
             Phase::SlowStart => self.rate * SLOW_START_GROWTH_PER_SEC.powf(dt),
             Phase::Probe { loss_rate } => {
                 let knee = KNEE * loss_rate;
@@ -253,14 +288,17 @@ impl Controller {
                     self.rate + SLOW_PROBE_PER_SEC * (1.0 + since * since) * loss_rate * dt
                 }
             }
-        }
-        .min(self.ceiling);
+        };
+        self.set_rate(rate, now);
         self.start_epoch(now);
     }
 
     /// A 429 answering a request sent at `sent_at`, asking to wait
-    /// `retry_after`. Pauses all sending until then (capped), and lowers the
-    /// rate once per congestion event.
+    /// `retry_after`. Pauses all sending until then (capped), and sets the
+    /// rate once per congestion event, from what its answers measure
+    /// ([`super::measure`]): just under the limit they show, or, when they
+    /// are too few, a cut from the pace at which the 429s started; a
+    /// provider pause keeps the rate.
     pub fn on_rate_limited(
         &mut self,
         sent_at: Instant,
@@ -268,6 +306,7 @@ impl Controller {
         now: Instant,
     ) -> RateLimited {
         self.rate_limited += 1;
+        let draining = self.draining(now);
         let pause = retry_after.min(self.settings.max_retry_after);
         let until = now + pause;
         self.paused_until = Some(self.paused_until.map_or(until, |u| u.max(until)));
@@ -277,18 +316,17 @@ impl Controller {
             let repeat = self
                 .event_pause_end
                 .is_some_and(|end| now < end + REPEAT_WINDOW);
-            let beta = match self.phase {
-                Phase::SlowStart => SLOW_START_BETA,
-                Phase::Probe { .. } if repeat => REPEAT_BETA,
-                Phase::Probe { .. } => BETA,
-            };
-            let loss_rate = self.rate;
-            self.rate = (loss_rate * beta).max(MIN_RATE);
-            // The probe climbs back fast towards just under the rate of
-            // this 429; each later 429 lowers that mark, so after a deep cut
-            // (slow start, a dropped limit) the rate is not stuck far below.
-            self.phase = Phase::Probe { loss_rate };
+            self.open = Some(Open {
+                event: Event::new(self.pace.at(sent_at), retry_after, now),
+                before_rate: self.rate,
+                before_phase: self.phase,
+                repeat,
+            });
             self.last_decrease = Some(now);
+            self.decide(now);
+        } else if draining && let Some(open) = &mut self.open {
+            open.event.refused(retry_after, now);
+            self.decide(now);
         }
         self.event_pause_end = self.paused_until;
         self.start_epoch(now);
@@ -300,6 +338,53 @@ impl Controller {
         } else {
             RateLimited::Paused { pause }
         }
+    }
+
+    /// The rate and phase after the open event, from what it measured so
+    /// far. Called at each of its 429s: the pace matters only once its
+    /// pause ends, by when every call in flight at its start has answered.
+    fn decide(&mut self, now: Instant) {
+        let Some(open) = self.open else {
+            return;
+        };
+        let (rate, phase) = match open.event.reading() {
+            Reading::Pause => (open.before_rate, open.before_phase),
+            Reading::Limit { measured, highest } => {
+                // Never above the pace that met the 429s: a measurement
+                // above it is noise (answers bunched by latency jitter).
+                let onset = open.event.send_rate();
+                // Just under the measured limit; the probe climbs fast up
+                // to the knee of the highest limit the count allows (a
+                // short window's range), slowly beyond.
+                (
+                    MEASURED_MARGIN * measured.min(onset),
+                    Phase::Probe {
+                        loss_rate: highest.min(onset),
+                    },
+                )
+            }
+            Reading::Onset(onset) => {
+                let beta = match open.before_phase {
+                    Phase::SlowStart => SLOW_START_BETA,
+                    Phase::Probe { .. } if open.repeat => REPEAT_BETA,
+                    Phase::Probe { .. } => BETA,
+                };
+                (onset * beta, Phase::Probe { loss_rate: onset })
+            }
+        };
+        self.phase = phase;
+        self.set_rate(rate.max(MIN_RATE), now);
+    }
+
+    /// Whether a `Retry-After` pause runs at `now`: every answer then is
+    /// to a call that left before the congestion event that began it.
+    fn draining(&self, now: Instant) -> bool {
+        self.paused_until.is_some_and(|u| now < u)
+    }
+
+    fn set_rate(&mut self, rate: f64, now: Instant) {
+        self.rate = rate.min(self.ceiling);
+        self.pace.set(self.rate, now);
     }
 
     /// Any answer (clean, refused or failed) that took `latency`: feeds the
@@ -408,8 +493,10 @@ mod tests {
         let mut c = auto(t);
         assert_eq!(c.rate(), AUTO_START_RATE);
         clean_for(&mut c, &mut t, 3, 50 * MS);
+        // Slow start: the growth of two and a half of the three seconds
+        // (an epoch's worth of answers is still on its way).
         assert!(
-            c.rate() > 4.0 * AUTO_START_RATE,
+            c.rate() > AUTO_START_RATE * SLOW_START_GROWTH_PER_SEC.powf(2.5),
             "rate {} after 3 clean seconds",
             c.rate()
         );
@@ -442,7 +529,7 @@ mod tests {
     fn many_429s_of_one_event_decrease_once() {
         let mut t = Instant::now();
         let mut c = Controller::new(Settings::new(RateMode::Fixed(100), 256), t);
-        // 50 requests sent, all answered 429 as they arrive.
+        // 50 requests in flight, answered 429 together.
         let mut sent = Vec::new();
         for _ in 0..50 {
             while c.try_send(t).is_err() {
@@ -450,13 +537,86 @@ mod tests {
             }
             sent.push(t);
         }
+        t += 100 * MS;
         for s in sent {
-            t = t.max(s + 100 * MS);
             c.on_rate_limited(s, Duration::from_secs(1), t);
         }
         assert_eq!(c.congestion_events(), 1);
         assert_eq!(c.rate_limited_count(), 50);
         assert!((c.rate() - 100.0 * BETA).abs() < 1e-9, "rate {}", c.rate());
+    }
+
+    /// Sends at the pace until `n` calls are in flight; returns their send
+    /// times.
+    fn send_n(c: &mut Controller, t: &mut Instant, n: usize) -> Vec<Instant> {
+        let mut sent = Vec::new();
+        while sent.len() < n {
+            match c.try_send(*t) {
+                Ok(()) => sent.push(*t),
+                Err(at) => *t = at.max(*t + MS),
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn a_limit_measured_by_the_answers_sets_the_rate_just_under_it() {
+        let t0 = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(200), 256), t0);
+        // 80 calls at 200/s, answered 400 ms later by a provider that
+        // accepts 100/s once its allowance is gone: every other one refused.
+        for i in 0..80 {
+            let s = t0 + i * 5 * MS;
+            let at = s + 400 * MS;
+            if i % 2 == 0 {
+                c.on_rate_limited(s, Duration::from_secs(1), at);
+            } else {
+                c.on_answer(400 * MS);
+                c.on_success(s, at);
+            }
+        }
+        assert_eq!(c.congestion_events(), 1);
+        let want = MEASURED_MARGIN * 100.0;
+        assert!((c.rate() - want).abs() < 0.05 * want, "rate {}", c.rate());
+    }
+
+    #[test]
+    fn a_provider_pause_keeps_the_learned_rate() {
+        let mut t = Instant::now();
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(100), 256), t);
+        // 40 calls in flight, all refused as they arrive over 400 ms: the
+        // provider refuses everything, whatever its limit.
+        let sent = send_n(&mut c, &mut t, 40);
+        for s in sent {
+            c.on_rate_limited(s, Duration::from_secs(5), s + 400 * MS);
+        }
+        assert_eq!(c.congestion_events(), 1);
+        assert_eq!(c.rate(), 100.0);
+        assert!(c.paused_until(t).is_some());
+        // One call in flight, refused with a wait no rate limit asks for.
+        let t1 = t + Duration::from_secs(10);
+        c.try_send(t1).unwrap();
+        c.on_rate_limited(t1, Duration::from_secs(5), t1 + 50 * MS);
+        assert_eq!(c.congestion_events(), 2);
+        assert_eq!(c.rate(), 100.0);
+    }
+
+    #[test]
+    fn backs_off_from_the_pace_at_which_429s_started() {
+        let mut t = Instant::now();
+        let mut c = auto(t);
+        clean_for(&mut c, &mut t, 2, 50 * MS);
+        let refused = send_n(&mut c, &mut t, 1)[0];
+        let pace = c.rate();
+        // Slow start goes on for the 400 ms the refused call takes.
+        clean_for(&mut c, &mut t, 1, 400 * MS);
+        assert!(c.rate() > 1.2 * pace, "rate {} pace {pace}", c.rate());
+        c.on_rate_limited(refused, Duration::from_secs(1), t);
+        assert!(
+            (c.rate() - SLOW_START_BETA * pace).abs() < 1e-9,
+            "rate {} pace {pace}",
+            c.rate()
+        );
     }
 
     #[test]

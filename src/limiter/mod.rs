@@ -11,6 +11,7 @@
 //! in the decision tests. The pacer in `aimd` is a dozen lines of GCRA.
 
 pub mod aimd;
+mod measure;
 pub mod shared;
 #[cfg(test)]
 mod sim;

@@ -249,6 +249,33 @@ mod tests {
         }
     }
 
+    /// The benchmark's cases (`.ci/bench` section 5): a run of about 40 s
+    /// at the limit, calls/s counted from the tenth second and 429s over
+    /// the whole run (the end of slow start included), latency as the
+    /// sandbox draws it (`--latency-ms 300 --jitter-ms 200`: 300 to 500 ms).
+    #[test]
+    fn meets_the_benchmark_targets_in_a_short_run() {
+        type Limit = fn(f64) -> f64;
+        let limits: [(f64, Limit); 3] = [(20.0, |_| 20.0), (100.0, |_| 100.0), (400.0, |_| 400.0)];
+        for (l, limit) in limits {
+            for (base, jitter) in [(50, 0), (300, 200)] {
+                let mut p = Provider::new(limit);
+                let mut lat = Latency::new(base, jitter);
+                let s = run(RateMode::Auto { ceiling: None }, 256, &mut p, &mut lat, 42);
+                let (rate, _) = summary(&s, 10, 42);
+                let (_, share) = summary(&s, 0, 42);
+                let events = s.iter().filter(|x| x.limited > 0).count();
+                eprintln!(
+                    "L={l} latency {base}+{jitter} ms: {:.3} L, 429s {:.2} % (in {events} s)",
+                    rate / l,
+                    share * 100.0
+                );
+                assert!(rate >= 0.95 * l, "L={l} {base}+{jitter}: {rate:.1} calls/s");
+                assert!(share <= 0.02, "L={l} {base}+{jitter}: 429 share {share:.4}");
+            }
+        }
+    }
+
     #[test]
     fn fixed_rate_is_never_exceeded() {
         // A provider far above the fixed rate: only the cap limits.

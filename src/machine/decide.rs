@@ -251,9 +251,10 @@ pub fn after_initiate(answer: Answer, facts: Facts, policy: Policy) -> Decision 
     match answer {
         Answer::Stopped if facts.uncertain() => Decision::nothing(from),
         Answer::Stopped => Decision::write(from, State::Pending),
-        // Always `initiated`: the intent to execute is committed separately,
-        // right before the execute is sent, so a crash in between leaves a
-        // payout that was surely not executed (the approval gate holds).
+        // Always `initiated`. With `then_execute` the engine commits the
+        // intent to execute (`initiated → executing`) in the same write,
+        // before the execute is sent; without it (initiate-only, halted
+        // currency) the payout rests `initiated`, surely not executed.
         Answer::Accepted => {
             let execute = !(policy.initiate_only || policy.currency_halted);
             Decision {

@@ -86,9 +86,37 @@ fn scalar(v: &Value) -> Option<String> {
     }
 }
 
+/// `json.pointer(ptr)` without its per-token copies: a pointer with no
+/// escape (`~0`, `~1`; none of the profile's defaults has one) is walked
+/// token by token as it is. Same answers as `Value::pointer`.
+fn pointer<'v>(json: &'v Value, ptr: &str) -> Option<&'v Value> {
+    if ptr.contains('~') {
+        return json.pointer(ptr);
+    }
+    if ptr.is_empty() {
+        return Some(json);
+    }
+    ptr.strip_prefix('/')?
+        .split('/')
+        .try_fold(json, |target, token| match target {
+            Value::Object(map) => map.get(token),
+            Value::Array(list) => index(token).and_then(|i| list.get(i)),
+            _ => None,
+        })
+}
+
+/// An array index as JSON pointers write it: digits, no sign, no leading
+/// zero.
+fn index(token: &str) -> Option<usize> {
+    if token.starts_with('+') || (token.starts_with('0') && token.len() != 1) {
+        return None;
+    }
+    token.parse().ok()
+}
+
 fn at(json: &Value, ptr: &Option<String>) -> Option<String> {
     ptr.as_deref()
-        .and_then(|p| json.pointer(p))
+        .and_then(|p| pointer(json, p))
         .and_then(scalar)
         .filter(|s| !s.trim().is_empty())
 }
@@ -208,7 +236,7 @@ pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) ->
         400..=499 => HttpRule::Body,
         _ => HttpRule::Ambiguous,
     });
-    let Some(json) = json else {
+    let Some(mut json) = json else {
         let why = match a.body {
             Body::Complete(_) => "a body that is not JSON".to_string(),
             Body::TooLarge => "a body over the size cap".to_string(),
@@ -253,7 +281,7 @@ pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) ->
         (_, Verdict::Is(Class::Failed)) => refused(http, &reading, true),
         (_, Verdict::ResultError) => refused(http, &reading, false),
         (CallKind::Execute, Verdict::Is(Class::NotFound)) => refused(http, &reading, false),
-        (CallKind::Pay, _) if (200..300).contains(&http) => accepted(&reading, &json),
+        (CallKind::Pay, _) if (200..300).contains(&http) => accepted(&reading),
         (
             CallKind::Initiate,
             Verdict::Is(
@@ -263,9 +291,9 @@ pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) ->
                 | Class::AlreadyExecuted
                 | Class::Pending,
             ),
-        ) => accepted(&reading, &json),
+        ) => accepted(&reading),
         (CallKind::Execute, Verdict::Is(Class::Executed | Class::AlreadyExecuted)) => {
-            accepted(&reading, &json)
+            accepted(&reading)
         }
         (CallKind::Execute, Verdict::Is(Class::Pending)) => Outcome::NotFinal {
             code: reading.code.clone().unwrap_or_default(),
@@ -294,12 +322,34 @@ pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) ->
         )),
     };
     match out {
-        Outcome::Accepted { .. } => echo_check(call, sent, &json, p).unwrap_or(out),
+        Outcome::Accepted { .. } => match echo_check(call, sent, &json, p) {
+            Some(mismatch) => mismatch,
+            None => with_data(out, &mut json),
+        },
         other => other,
     }
 }
 
-fn accepted(r: &Reading, json: &Value) -> Outcome {
+/// An accepted outcome given the answer's `data` object, moved out of the
+/// parsed body (no longer needed) rather than copied.
+fn with_data(out: Outcome, json: &mut Value) -> Outcome {
+    match out {
+        Outcome::Accepted {
+            code,
+            message,
+            status,
+            data: _,
+        } => Outcome::Accepted {
+            code,
+            message,
+            status,
+            data: json.get_mut("data").map(Value::take),
+        },
+        other => other,
+    }
+}
+
+fn accepted(r: &Reading) -> Outcome {
     Outcome::Accepted {
         code: r
             .code
@@ -308,7 +358,8 @@ fn accepted(r: &Reading, json: &Value) -> Outcome {
             .unwrap_or_else(|| "OK".into()),
         message: r.message.clone(),
         status: r.status.clone(),
-        data: json.get("data").cloned(),
+        // Filled in by `with_data` once the echo check passed.
+        data: None,
     }
 }
 
@@ -381,7 +432,7 @@ fn same_amount(sent: &str, got: &str) -> bool {
 /// A `Mismatch` when an echoed field differs from what was sent. Fields
 /// the answer does not carry are not checked.
 fn echo_check(call: CallKind, sent: &Sent<'_>, json: &Value, p: &Profile) -> Option<Outcome> {
-    let got = |ptr: &Option<String>| ptr.as_deref().and_then(|q| json.pointer(q));
+    let got = |ptr: &Option<String>| ptr.as_deref().and_then(|q| pointer(json, q));
     let shown = |v: &Value| scalar(v).unwrap_or_else(|| v.to_string());
     let mut checks: Vec<EchoCheck<'_, '_>> = vec![(
         "transactionId",
@@ -415,4 +466,39 @@ fn echo_check(call: CallKind, sent: &Sent<'_>, json: &Value, p: &Profile) -> Opt
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointer_walk_answers_as_serde_json_does() {
+        let v = serde_json::json!({
+            "data": {"status": "OK", "list": [10, {"x": "y"}], "": {"e": 1}},
+            "a/b": 1, "m~n": 2, "0": "zero"
+        });
+        for p in [
+            "",
+            "/",
+            "/data",
+            "/data/status",
+            "/data/list/0",
+            "/data/list/1/x",
+            "/data/list/01",
+            "/data/list/+1",
+            "/data/list/2",
+            "/data/list/-1",
+            "/data//e",
+            "/data/status/x",
+            "data/status",
+            "/a~1b",
+            "/m~0n",
+            "/0",
+            "/missing",
+            "/data/list/1/x/",
+        ] {
+            assert_eq!(pointer(&v, p), v.pointer(p), "{p:?}");
+        }
+    }
 }

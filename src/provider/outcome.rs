@@ -118,8 +118,10 @@ impl Outcome {
     }
 
     /// Every string scrubbed with `s` (JSON data: strings redacted, not cut).
+    /// Strings with nothing to scrub (nearly every answer) are kept as
+    /// they are, without a copy.
     pub fn scrubbed(self, s: &Scrubber) -> Outcome {
-        let c = |t: String| s.clean(&t);
+        let c = |t: String| s.clean_owned(t);
         match self {
             Outcome::Accepted {
                 code,
@@ -192,8 +194,20 @@ impl Scrubber {
         Scrubber { key: key.clone() }
     }
 
+    /// Whether `text` holds the key or a bearer token: what [`Self::redact`]
+    /// would change. Searches without copying (the common answer has
+    /// neither).
+    fn has_secret(&self, text: &str) -> bool {
+        let key = self.key.expose_secret();
+        (!key.is_empty() && memchr::memmem::find(text.as_bytes(), key.as_bytes()).is_some())
+            || find_bearer(text, 0).is_some()
+    }
+
     /// Key and bearer tokens redacted (no length cap).
     pub(crate) fn redact(&self, text: &str) -> String {
+        if !self.has_secret(text) {
+            return text.to_string();
+        }
         let key = self.key.expose_secret();
         let mut out = if key.is_empty() {
             text.to_string()
@@ -203,8 +217,8 @@ impl Scrubber {
         // Any bearer token, even one that is not our key (a provider may
         // echo a derived or rotated token).
         let mut from = 0;
-        while let Some(at) = out[from..].to_ascii_lowercase().find("bearer ") {
-            let start = from + at + "bearer ".len();
+        while let Some(at) = find_bearer(&out, from) {
+            let start = at + BEARER.len();
             let end = out[start..]
                 .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',')
                 .map_or(out.len(), |i| start + i);
@@ -229,8 +243,20 @@ impl Scrubber {
         out
     }
 
+    /// [`Self::clean`] of an owned string: returned as it is when there is
+    /// nothing to clean (short, no control character, no secret).
+    pub fn clean_owned(&self, text: String) -> String {
+        let clean = text.len() <= MAX_MESSAGE_CHARS
+            && !text.chars().any(char::is_control)
+            && !self.has_secret(&text);
+        if clean { text } else { self.clean(&text) }
+    }
+
     fn redact_json(&self, v: serde_json::Value) -> serde_json::Value {
         use serde_json::Value;
+        if !self.json_has_secret(&v) {
+            return v;
+        }
         match v {
             Value::String(s) => Value::String(self.redact(&s)),
             Value::Array(a) => Value::Array(a.into_iter().map(|x| self.redact_json(x)).collect()),
@@ -242,6 +268,38 @@ impl Scrubber {
             other => other,
         }
     }
+
+    /// Whether any string value of `v` holds a secret (keys are left as
+    /// they are by [`Self::redact_json`], so they are not looked at).
+    fn json_has_secret(&self, v: &serde_json::Value) -> bool {
+        use serde_json::Value;
+        match v {
+            Value::String(s) => self.has_secret(s),
+            Value::Array(a) => a.iter().any(|x| self.json_has_secret(x)),
+            Value::Object(m) => m.values().any(|x| self.json_has_secret(x)),
+            _ => false,
+        }
+    }
+}
+
+const BEARER: &str = "bearer ";
+
+/// The byte offset of the first "bearer " (any case) in `text` at or after
+/// `from`.
+fn find_bearer(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = from;
+    while let Some(i) = memchr::memchr2(b'b', b'B', &bytes[at..]) {
+        let start = at + i;
+        if bytes
+            .get(start..start + BEARER.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(BEARER.as_bytes()))
+        {
+            return Some(start);
+        }
+        at = start + 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -285,5 +343,41 @@ mod tests {
         }
         .scrubbed(&s());
         assert!(!format!("{o:?}").contains("sk_live_abc123"));
+    }
+
+    #[test]
+    fn text_with_nothing_to_scrub_is_kept_as_it_is() {
+        let t = String::from("transaction accepted");
+        let ptr = t.as_ptr();
+        let out = s().clean_owned(t);
+        assert_eq!(out, "transaction accepted");
+        assert_eq!(out.as_ptr(), ptr, "not copied");
+        // Each reason to clean still cleans.
+        assert_eq!(s().clean_owned("a\nb".into()), "a b");
+        assert_eq!(
+            s().clean_owned("key sk_live_abc123".into()),
+            "key <redacted>"
+        );
+        assert_eq!(
+            s().clean_owned("Bearer: x, bEaReR tok".into()),
+            "Bearer: x, bEaReR <redacted>"
+        );
+        let long = "x".repeat(MAX_MESSAGE_CHARS + 1);
+        assert_eq!(s().clean_owned(long).chars().count(), MAX_MESSAGE_CHARS + 1);
+        // The owned and borrowed paths agree.
+        for t in ["", "ok", "bearer", "bearer ", "xbearer y z", "é\u{7f}é"] {
+            assert_eq!(s().clean_owned(t.into()), s().clean(t), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn json_with_nothing_to_scrub_is_kept_and_secrets_deep_inside_are_found() {
+        let v = serde_json::json!({"a":[1,{"b":"fine"}],"c":null,"sk_live_abc123":"key names are kept"});
+        assert_eq!(s().redact_json(v.clone()), v);
+        let v = serde_json::json!({"a":[1,{"b":"Bearer tok"}],"c":"sk_live_abc123"});
+        assert_eq!(
+            s().redact_json(v),
+            serde_json::json!({"a":[1,{"b":"Bearer <redacted>"}],"c":"<redacted>"})
+        );
     }
 }

@@ -1,0 +1,289 @@
+//! The provider's limit, measured from the answers of one congestion event
+//! instead of guessed by a blind multiplicative cut. Pure: no clock of its
+//! own, every method takes the time of the answer it records.
+//!
+//! A token-bucket provider (the usual kind, and the sandbox) refuses a call
+//! only when its bucket is empty. Between two refusals the bucket was empty
+//! at both ends, so the calls it accepted in between are the tokens it made
+//! in between: `L × window`, give or take one. During a `Retry-After` pause
+//! payrun sends nothing, and the answers that still arrive are the calls
+//! that were in flight when the first 429 came back; while they arrive
+//! faster than the limit, some are refused and the rest are accepted at
+//! exactly the limit. That drain is the measurement ([`Event::reading`]).
+//!
+//! When too few answers arrive to measure (a low rate, a short latency),
+//! what is left is the pace at which the refused call left: the rate at
+//! which 429s started ([`PaceHistory`]), which the caller backs off from.
+//! Refusals with nothing accepted are a provider pause or outage, which says
+//! nothing about the limit (the learned rate is kept), when they span a
+//! window in which any plausible limit would have let several calls
+//! through, or when the provider asks to wait longer than a token bucket
+//! ever does at that pace (one call's worth of time, in whole seconds).
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// Fewest accepted answers between the first and the last refusal of an
+/// event for the window to measure the limit: the count is exact to one
+/// call, so five calls measure it to within a fifth, and the probe corrects
+/// the rest.
+const MIN_ACCEPTED: u64 = 5;
+/// Refusals of one event, none accepted between them, that may mean a
+/// provider pause (with [`PAUSE_EXPECTED`]).
+const PAUSE_REFUSALS: u64 = 3;
+/// A limit of half the pace at which 429s started would have accepted this
+/// many calls in the window: seeing none means the provider refused
+/// everything (a pause), not just the excess over a limit.
+const PAUSE_EXPECTED: f64 = 3.0;
+/// Rate changes remembered to find the pace of a past send: the rate
+/// changes at most every quarter second (the increase epoch) or at a 429, so
+/// this covers at least the last eight seconds.
+const HISTORY: usize = 32;
+
+/// The pace of the last few seconds, to find the rate at which a refused
+/// call left.
+#[derive(Debug, Clone)]
+pub struct PaceHistory {
+    /// (since, calls/s), oldest first.
+    changes: VecDeque<(Instant, f64)>,
+}
+
+impl PaceHistory {
+    pub fn new(rate: f64, now: Instant) -> PaceHistory {
+        let mut changes = VecDeque::with_capacity(HISTORY);
+        changes.push_back((now, rate));
+        PaceHistory { changes }
+    }
+
+    /// The pace is `rate` from `now` on.
+    pub fn set(&mut self, rate: f64, now: Instant) {
+        if self.changes.back().is_some_and(|&(_, r)| r == rate) {
+            return;
+        }
+        if self.changes.len() == HISTORY {
+            self.changes.pop_front();
+        }
+        self.changes.push_back((now, rate));
+    }
+
+    /// The pace at `t` (the oldest one remembered for a time before it).
+    pub fn at(&self, t: Instant) -> f64 {
+        self.changes
+            .iter()
+            .rev()
+            .find(|(since, _)| *since <= t)
+            .or(self.changes.front())
+            .map_or(0.0, |&(_, r)| r)
+    }
+}
+
+/// What the answers of one congestion event say.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Reading {
+    /// The provider accepted calls at its limit while refusing the rest:
+    /// `measured` calls/s, and at most `highest` (the count is exact to one
+    /// call, so a short window leaves a range).
+    Limit { measured: f64, highest: f64 },
+    /// It refused everything for a while: a pause or outage, not a limit.
+    Pause,
+    /// Too few answers to tell: 429s started when calls left at this pace.
+    Onset(f64),
+}
+
+/// The answers of one congestion event, from its first 429 to the end of
+/// the pause it caused.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Event {
+    /// The pace when the first refused call left.
+    send_rate: f64,
+    /// The longest `Retry-After` of its refusals.
+    asked: Duration,
+    first: Instant,
+    last: Instant,
+    refused: u64,
+    /// Clean answers since the first refusal, and up to the last one.
+    accepted: u64,
+    accepted_by_last: u64,
+}
+
+impl Event {
+    /// An event whose first 429, asking to wait `asked`, came back at `now`
+    /// for a call that left at the pace `send_rate`.
+    pub fn new(send_rate: f64, asked: Duration, now: Instant) -> Event {
+        Event {
+            send_rate,
+            asked,
+            first: now,
+            last: now,
+            refused: 1,
+            accepted: 0,
+            accepted_by_last: 0,
+        }
+    }
+
+    /// Another 429 of this event, asking to wait `asked`, answered at `now`.
+    pub fn refused(&mut self, asked: Duration, now: Instant) {
+        self.refused += 1;
+        self.asked = self.asked.max(asked);
+        self.last = self.last.max(now);
+        self.accepted_by_last = self.accepted;
+    }
+
+    /// A clean answer during the event.
+    pub fn accepted(&mut self) {
+        self.accepted += 1;
+    }
+
+    /// The pace at which 429s started.
+    pub fn send_rate(&self) -> f64 {
+        self.send_rate
+    }
+
+    pub fn reading(&self) -> Reading {
+        let window = (self.last - self.first).as_secs_f64();
+        if self.accepted_by_last >= MIN_ACCEPTED && window > 0.0 {
+            // The count is the limit × the window, give or take one call.
+            return Reading::Limit {
+                measured: self.accepted_by_last as f64 / window,
+                highest: (self.accepted_by_last + 1) as f64 / window,
+            };
+        }
+        if self.accepted_by_last == 0 {
+            let spans_a_pause =
+                self.refused >= PAUSE_REFUSALS && 0.5 * self.send_rate * window >= PAUSE_EXPECTED;
+            let token_wait = (1.0 / self.send_rate.max(f64::MIN_POSITIVE)).max(1.0);
+            if spans_a_pause || self.asked.as_secs_f64() > token_wait {
+                return Reading::Pause;
+            }
+        }
+        Reading::Onset(self.send_rate)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+    const SEC: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn pace_history_finds_the_pace_of_a_past_send() {
+        let t0 = Instant::now();
+        let mut h = PaceHistory::new(10.0, t0);
+        h.set(20.0, t0 + 1000 * MS);
+        h.set(20.0, t0 + 1200 * MS);
+        h.set(40.0, t0 + 2000 * MS);
+        assert_eq!(h.at(t0), 10.0);
+        assert_eq!(h.at(t0 + 999 * MS), 10.0);
+        assert_eq!(h.at(t0 + 1000 * MS), 20.0);
+        assert_eq!(h.at(t0 + 1999 * MS), 20.0);
+        assert_eq!(h.at(t0 + 5000 * MS), 40.0);
+    }
+
+    #[test]
+    fn pace_history_forgets_the_oldest_changes() {
+        let t0 = Instant::now();
+        let mut h = PaceHistory::new(1.0, t0);
+        for i in 1..=(HISTORY as u64 + 10) {
+            h.set(i as f64 + 1.0, t0 + (i as u32) * 100 * MS);
+        }
+        assert_eq!(h.changes.len(), HISTORY);
+        // Older than the history: the oldest pace remembered.
+        assert_eq!(h.at(t0), 12.0);
+        assert_eq!(h.at(t0 + 100_000 * MS), HISTORY as f64 + 11.0);
+    }
+
+    /// Answers arriving at `arrivals` per second into a bucket making
+    /// `limit` tokens per second, empty at the first refusal (at `t0`).
+    fn drain(arrivals: f64, limit: f64, secs: f64, t0: Instant) -> Event {
+        let mut e = Event::new(arrivals, SEC, t0);
+        let mut tokens = 0.0;
+        let n = (arrivals * secs) as u64;
+        for i in 1..=n {
+            let dt = 1.0 / arrivals;
+            tokens += limit * dt;
+            let now = t0 + Duration::from_secs_f64(i as f64 * dt);
+            if tokens >= 1.0 {
+                tokens -= 1.0;
+                e.accepted();
+            } else {
+                e.refused(SEC, now);
+            }
+        }
+        e
+    }
+
+    #[test]
+    fn the_drain_of_an_event_measures_the_limit() {
+        let t0 = Instant::now();
+        for (arrivals, limit) in [(190.0, 100.0), (800.0, 400.0), (37.0, 20.0), (103.0, 100.0)] {
+            let e = drain(arrivals, limit, 0.4, t0);
+            let Reading::Limit { measured, highest } = e.reading() else {
+                panic!("{arrivals} into {limit}: {:?}", e.reading());
+            };
+            assert!(
+                (measured - limit).abs() <= 0.12 * limit,
+                "{arrivals} into {limit}: {measured}"
+            );
+            assert!(highest > measured && highest - measured <= 0.2 * limit);
+        }
+    }
+
+    #[test]
+    fn too_few_answers_only_say_where_429s_started() {
+        let t0 = Instant::now();
+        // One refusal: no window.
+        assert_eq!(Event::new(120.0, SEC, t0).reading(), Reading::Onset(120.0));
+        // A short drain at a low rate: two or three calls accepted.
+        let e = drain(37.0, 20.0, 0.1, t0);
+        assert_eq!(e.reading(), Reading::Onset(37.0));
+    }
+
+    #[test]
+    fn refusing_everything_is_a_pause_not_a_limit() {
+        let t0 = Instant::now();
+        let mut e = Event::new(100.0, SEC, t0);
+        for i in 1..=20 {
+            e.refused(SEC, t0 + (i as u32) * 10 * MS);
+        }
+        assert_eq!(e.reading(), Reading::Pause);
+        // Accepted answers after the last refusal do not make it a limit.
+        for _ in 0..10 {
+            e.accepted();
+        }
+        assert_eq!(e.reading(), Reading::Pause);
+    }
+
+    #[test]
+    fn a_few_refusals_in_a_row_at_a_low_rate_are_not_a_pause() {
+        // 46 calls/s into a limit of 20: three refusals 20 ms apart happen
+        // between two tokens; a limit would not have let any through.
+        let t0 = Instant::now();
+        let mut e = Event::new(46.0, SEC, t0);
+        e.refused(SEC, t0 + 20 * MS);
+        e.refused(SEC, t0 + 40 * MS);
+        assert_eq!(e.reading(), Reading::Onset(46.0));
+    }
+
+    #[test]
+    fn a_wait_longer_than_a_token_bucket_asks_for_is_a_pause() {
+        let t0 = Instant::now();
+        // One refusal, nothing else to go by: 5 s is no token bucket's wait
+        // at 100 calls/s.
+        assert_eq!(Event::new(100.0, 5 * SEC, t0).reading(), Reading::Pause);
+        let mut e = Event::new(100.0, SEC, t0);
+        e.refused(5 * SEC, t0 + MS);
+        assert_eq!(e.reading(), Reading::Pause);
+        // At half a call per second a token takes two seconds.
+        assert_eq!(Event::new(0.5, 2 * SEC, t0).reading(), Reading::Onset(0.5));
+        // Calls accepted in between: a limit, whatever the wait.
+        let mut e = drain(190.0, 100.0, 0.4, t0);
+        e.refused(5 * SEC, t0 + 400 * MS);
+        assert!(
+            matches!(e.reading(), Reading::Limit { .. }),
+            "{:?}",
+            e.reading()
+        );
+    }
+}
