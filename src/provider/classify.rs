@@ -416,3 +416,6 @@ fn echo_check(call: CallKind, sent: &Sent<'_>, json: &Value, p: &Profile) -> Opt
     }
     None
 }
+
+#[cfg(test)]
+mod tests;
