@@ -461,6 +461,9 @@ impl Controller {
 }
 
 #[cfg(test)]
+mod decision_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -474,7 +477,12 @@ mod tests {
     fn clean_for(c: &mut Controller, t: &mut Instant, secs: u64, lat: Duration) {
         let end = *t + Duration::from_secs(secs);
         let mut flight = std::collections::VecDeque::new();
+        // Bounded: a pacer that grants (or refuses) without end fails the
+        // test instead of spinning.
+        let mut steps = 0;
         while *t < end {
+            steps += 1;
+            assert!(steps < 1_000_000, "the pacer never lets time pass");
             while flight.front().is_some_and(|s: &Instant| *s + lat <= *t) {
                 let sent = flight.pop_front().unwrap();
                 c.on_answer(lat);
@@ -532,8 +540,11 @@ mod tests {
         // 50 requests in flight, answered 429 together.
         let mut sent = Vec::new();
         for _ in 0..50 {
+            let mut waited = 0;
             while c.try_send(t).is_err() {
                 t += MS;
+                waited += 1;
+                assert!(waited < 1000, "no slot within a second at 100/s");
             }
             sent.push(t);
         }
@@ -650,6 +661,7 @@ mod tests {
         let mut granted = 1;
         while c.try_send(resume).is_ok() {
             granted += 1;
+            assert!(granted < 1000, "the pacer grants without end");
         }
         assert!(
             granted <= 1 + (PACING_SLACK.as_secs_f64() * 1000.0) as usize + 1,

@@ -286,75 +286,109 @@ impl Drop for Slot<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::future::Future;
 
-    #[tokio::test(start_paused = true)]
-    async fn acquire_keeps_a_fixed_pace() {
-        let l = Limiter::fixed(10, 64);
-        let t0 = Instant::now();
-        for _ in 0..21 {
-            l.acquire().await.expect("not stopped").success();
-        }
-        let took = t0.elapsed();
-        // 21 slots at 10/s: the first at once, then 20 intervals of 100 ms.
-        assert!(took >= Duration::from_millis(1970), "{took:?}");
-        assert!(took <= Duration::from_millis(2010), "{took:?}");
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn stop_ends_a_retry_after_pause_at_once() {
-        let l = std::sync::Arc::new(Limiter::fixed(10, 64));
-        let slot = l.acquire().await.unwrap();
-        assert!(matches!(
-            slot.rate_limited(Duration::from_secs(30)),
-            RateLimited::Paused { .. }
-        ));
-        let waiter = {
-            let l = l.clone();
-            tokio::spawn(async move { l.acquire().await.is_some() })
-        };
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(!waiter.is_finished(), "the pause must hold the worker");
-        let t0 = Instant::now();
-        l.stop();
-        assert!(!waiter.await.unwrap(), "a stopped limiter grants no slot");
-        assert!(
-            t0.elapsed() < Duration::from_millis(1),
-            "{:?}",
-            t0.elapsed()
-        );
-        assert!(l.acquire().await.is_none());
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn retry_after_holds_every_worker_until_it_ends() {
-        let l = Limiter::fixed(100, 64);
-        let t0 = Instant::now();
-        let slot = l.acquire().await.unwrap();
-        slot.rate_limited(Duration::from_secs(5));
-        l.acquire().await.unwrap().success();
-        assert!(t0.elapsed() >= Duration::from_secs(5), "{:?}", t0.elapsed());
-        let stats = l.stats();
-        assert_eq!(stats.rate_limited, 1);
-        assert_eq!(stats.congestion_events, 1);
-        assert_eq!(stats.paused_for, None);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn in_flight_calls_are_held_to_the_concurrency_target() {
-        let l = Limiter::fixed(1000, 2);
-        let a = l.acquire().await.unwrap();
-        let _b = l.acquire().await.unwrap();
-        assert_eq!(l.stats().in_flight, 2);
-        let third = tokio::time::timeout(Duration::from_secs(1), l.acquire()).await;
-        assert!(third.is_err(), "a third call must wait for a free place");
-        drop(third);
-        let t0 = Instant::now();
-        let (_c, ()) = tokio::join!(l.acquire(), async {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            a.success();
+    /// Runs an async test on a paused clock (as `#[tokio::test(start_paused
+    /// = true)]`) in a thread of its own, and fails it after 20 s of real
+    /// time: a limiter broken so that a wait never ends (or ends at once,
+    /// over and over) fails its test instead of hanging the whole suite.
+    fn paused<F: Future<Output = ()>>(test: impl FnOnce() -> F + Send + 'static) {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .expect("a test runtime");
+            let outcome =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.block_on(test())));
+            let _ = done.send(outcome);
         });
-        assert!(t0.elapsed() >= Duration::from_millis(50));
-        assert_eq!(l.stats().in_flight, 2);
+        match finished.recv_timeout(Duration::from_secs(20)) {
+            Ok(Ok(())) => {}
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => panic!("not done after 20 s of real time: a wait never ends"),
+        }
+    }
+
+    #[test]
+    fn acquire_keeps_a_fixed_pace() {
+        paused(|| async {
+            let l = Limiter::fixed(10, 64);
+            let t0 = Instant::now();
+            for _ in 0..21 {
+                l.acquire().await.expect("not stopped").success();
+            }
+            let took = t0.elapsed();
+            // 21 slots at 10/s: the first at once, then 20 intervals of 100 ms.
+            assert!(took >= Duration::from_millis(1970), "{took:?}");
+            assert!(took <= Duration::from_millis(2010), "{took:?}");
+        });
+    }
+
+    #[test]
+    fn stop_ends_a_retry_after_pause_at_once() {
+        paused(|| async {
+            let l = std::sync::Arc::new(Limiter::fixed(10, 64));
+            let slot = l.acquire().await.unwrap();
+            assert!(matches!(
+                slot.rate_limited(Duration::from_secs(30)),
+                RateLimited::Paused { .. }
+            ));
+            let waiter = {
+                let l = l.clone();
+                tokio::spawn(async move { l.acquire().await.is_some() })
+            };
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert!(!waiter.is_finished(), "the pause must hold the worker");
+            assert!(!l.is_stopped());
+            let t0 = Instant::now();
+            l.stop();
+            assert!(l.is_stopped());
+            assert!(!waiter.await.unwrap(), "a stopped limiter grants no slot");
+            assert!(
+                t0.elapsed() < Duration::from_millis(1),
+                "{:?}",
+                t0.elapsed()
+            );
+            assert!(l.acquire().await.is_none());
+        });
+    }
+
+    #[test]
+    fn retry_after_holds_every_worker_until_it_ends() {
+        paused(|| async {
+            let l = Limiter::fixed(100, 64);
+            let t0 = Instant::now();
+            let slot = l.acquire().await.unwrap();
+            slot.rate_limited(Duration::from_secs(5));
+            l.acquire().await.unwrap().success();
+            assert!(t0.elapsed() >= Duration::from_secs(5), "{:?}", t0.elapsed());
+            let stats = l.stats();
+            assert_eq!(stats.rate_limited, 1);
+            assert_eq!(stats.congestion_events, 1);
+            assert_eq!(stats.paused_for, None);
+        });
+    }
+
+    #[test]
+    fn in_flight_calls_are_held_to_the_concurrency_target() {
+        paused(|| async {
+            let l = Limiter::fixed(1000, 2);
+            let a = l.acquire().await.unwrap();
+            let _b = l.acquire().await.unwrap();
+            assert_eq!(l.stats().in_flight, 2);
+            let third = tokio::time::timeout(Duration::from_secs(1), l.acquire()).await;
+            assert!(third.is_err(), "a third call must wait for a free place");
+            drop(third);
+            let t0 = Instant::now();
+            let (_c, ()) = tokio::join!(l.acquire(), async {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                a.success();
+            });
+            assert!(t0.elapsed() >= Duration::from_millis(50));
+            assert_eq!(l.stats().in_flight, 2);
+        });
     }
 
     #[test]
@@ -378,18 +412,96 @@ mod tests {
         assert_eq!(s.brief(), "rate 98/s, 429s 12, latency -");
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn stats_report_latency_and_429s() {
-        let l = Limiter::new(Settings::new(RateMode::Auto { ceiling: None }, 64));
-        let slot = l.acquire().await.unwrap();
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        slot.success();
-        let s = l.stats();
-        assert_eq!(s.latency, Some(Duration::from_millis(300)));
-        assert_eq!(s.rate, aimd::AUTO_START_RATE);
-        assert_eq!(s.in_flight, 0);
-        l.on_rate_limited(Duration::from_secs(1));
-        assert_eq!(l.stats().rate_limited, 1);
-        assert!(l.current_rate() < 10);
+    #[test]
+    fn stats_report_latency_and_429s() {
+        paused(|| async {
+            let l = Limiter::new(Settings::new(RateMode::Auto { ceiling: None }, 64));
+            let slot = l.acquire().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            slot.success();
+            let s = l.stats();
+            assert_eq!(s.latency, Some(Duration::from_millis(300)));
+            assert_eq!(s.rate, aimd::AUTO_START_RATE);
+            assert_eq!(s.in_flight, 0);
+            l.on_rate_limited(Duration::from_secs(1));
+            assert_eq!(l.stats().rate_limited, 1);
+            assert!(l.current_rate() < 10);
+        });
+    }
+
+    /// The calls made without a slot at hand: a clean answer counts for the
+    /// delivered rate, an answer's latency for the average, and the rate
+    /// and concurrency target read back.
+    #[test]
+    fn answers_reported_without_a_slot_count() {
+        paused(|| async {
+            let l = Limiter::new(Settings::new(RateMode::Auto { ceiling: None }, 64));
+            assert_eq!(l.current_rate(), aimd::AUTO_START_RATE as u32);
+            assert_eq!(l.stats().delivered, None);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            l.on_success();
+            // One clean answer in the first second.
+            assert_eq!(l.stats().delivered, Some(1.0));
+            l.on_answer(Duration::from_millis(200));
+            assert_eq!(l.stats().latency, Some(Duration::from_millis(200)));
+            // 10/s × 0.2 s × 1.5 headroom: 3 calls in flight.
+            assert_eq!(l.target_concurrency(), 3);
+        });
+    }
+
+    /// An answer that says nothing about the rate (a transport failure, a
+    /// 5xx) counts for the latency only, and frees its place.
+    #[test]
+    fn other_answers_count_for_latency_only() {
+        paused(|| async {
+            let l = Limiter::fixed(10, 8);
+            let slot = l.acquire().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            slot.other();
+            let s = l.stats();
+            assert_eq!(s.latency, Some(Duration::from_millis(250)));
+            assert_eq!((s.in_flight, s.rate_limited, s.delivered), (0, 0, None));
+            assert_eq!(l.current_rate(), 10);
+        });
+    }
+
+    /// "rate limited by the provider" is logged once per congestion event,
+    /// however many 429s answer the calls that were in flight.
+    #[test]
+    fn one_log_line_per_congestion_event() {
+        #[derive(Clone, Default)]
+        struct Lines(std::sync::Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Lines {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .with_max_level(tracing::Level::INFO)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let l = Limiter::fixed(100, 8);
+            // Calls take 500 ms: the 429s arriving now answer calls sent
+            // before the first of them, one event.
+            l.on_answer(Duration::from_millis(500));
+            for _ in 0..3 {
+                l.on_rate_limited(Duration::from_secs(1));
+            }
+            assert_eq!(l.stats().congestion_events, 1);
+        });
+        let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text.matches("rate limited by the provider").count(),
+            1,
+            "{text}"
+        );
     }
 }

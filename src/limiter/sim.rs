@@ -106,7 +106,13 @@ pub(crate) fn run(
     // (answer time, send time), earliest first.
     let mut flight: BinaryHeap<Reverse<(Duration, Duration)>> = BinaryHeap::new();
     let mut now = Duration::ZERO;
+    // Bounded (a healthy run takes far fewer steps): a controller broken so
+    // that simulated time stops advancing fails the test instead of
+    // spinning.
+    let mut steps: u64 = 0;
     loop {
+        steps += 1;
+        assert!(steps < secs * 100_000, "the simulation stopped advancing");
         while let Some(Reverse((ans, sent))) = flight.peek().copied() {
             if ans > now {
                 break;

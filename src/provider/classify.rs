@@ -469,36 +469,4 @@ fn echo_check(call: CallKind, sent: &Sent<'_>, json: &Value, p: &Profile) -> Opt
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pointer_walk_answers_as_serde_json_does() {
-        let v = serde_json::json!({
-            "data": {"status": "OK", "list": [10, {"x": "y"}], "": {"e": 1}},
-            "a/b": 1, "m~n": 2, "0": "zero"
-        });
-        for p in [
-            "",
-            "/",
-            "/data",
-            "/data/status",
-            "/data/list/0",
-            "/data/list/1/x",
-            "/data/list/01",
-            "/data/list/+1",
-            "/data/list/2",
-            "/data/list/-1",
-            "/data//e",
-            "/data/status/x",
-            "data/status",
-            "/a~1b",
-            "/m~0n",
-            "/0",
-            "/missing",
-            "/data/list/1/x/",
-        ] {
-            assert_eq!(pointer(&v, p), v.pointer(p), "{p:?}");
-        }
-    }
-}
+mod tests;

@@ -474,6 +474,46 @@ mod tests {
         assert!(spec("[status_call]\nmethod = \"GET\"\npath = \"/tx\"\nstatus = \"/s\"").is_err());
     }
 
+    /// One word list of each pair may be empty: a provider with no
+    /// "already executed" answer, or no duplicate acknowledgement, still
+    /// has a way to say paid and a way to say initiated.
+    #[test]
+    fn one_list_of_a_success_pair_may_be_empty() {
+        let p = spec("already_executed = []").unwrap();
+        assert_eq!(p.class_of("SUCCESS"), Some(Class::Executed));
+        assert_eq!(p.class_of("ALREADY_EXECUTED"), None);
+        let p = spec("executed = []").unwrap();
+        assert_eq!(p.class_of("ALREADY_EXECUTED"), Some(Class::AlreadyExecuted));
+        assert!(spec("duplicate = []").is_ok());
+        assert!(spec("initiated = []").is_ok());
+    }
+
+    /// A rule for 429 is refused with its reason: 429 always means slow
+    /// down and retry, whatever the profile says.
+    #[test]
+    fn no_http_rule_for_429() {
+        let e = spec("[http]\n\"429\" = \"body\"").unwrap_err();
+        assert!(e.contains("429 always means"), "{e}");
+        let e = spec("[http]\n\"600\" = \"body\"").unwrap_err();
+        assert!(e.contains("not an HTTP status"), "{e}");
+        assert!(spec("[http]\n\"428\" = \"ambiguous\"\n\"430\" = \"refused\"").is_ok());
+    }
+
+    /// The status call is a GET or a POST (any case), nothing else.
+    #[test]
+    fn status_call_method_is_get_or_post() {
+        let with = |m: &str| {
+            spec(&format!(
+                "[status_call]\nmethod = {m:?}\npath = \"/tx/{{transactionId}}\"\nstatus = \"/status\""
+            ))
+        };
+        assert_eq!(with("post").unwrap().status_call.unwrap().method, "POST");
+        for bad in ["PUT", "DELETE", ""] {
+            let e = with(bad).unwrap_err();
+            assert!(e.contains("must be GET or POST"), "{bad}: {e}");
+        }
+    }
+
     #[test]
     fn config_names_a_profile_file_or_holds_the_table() {
         let dir = tempfile::tempdir().unwrap();

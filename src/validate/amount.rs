@@ -548,6 +548,48 @@ mod tests {
         assert_eq!(a.value.to_string(), "999999999999999.9999");
     }
 
+    /// The card API's amounts meet `parse_plain` first: it names the first
+    /// mistake, and calls a character an exponent or a separator only when
+    /// digits around it make it one.
+    #[test]
+    fn plain_syntax_names_the_first_mistake() {
+        let cases = [
+            // An `e` is an exponent only after digits and before digits.
+            ("e5", AmountError::NotDigits),
+            ("25000each", AmountError::NotDigits),
+            ("1e5", AmountError::Exponent),
+            ("2.5E-3", AmountError::Exponent),
+            // A separator is one only when a digit follows it.
+            ("1,000", AmountError::Separator),
+            ("1 000", AmountError::Separator),
+            ("100,", AmountError::NotDigits),
+            // Several dots: the thousands separators of some locales.
+            ("1.000.000", AmountError::Separator),
+            (".5", AmountError::Malformed),
+            ("5.", AmountError::Malformed),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_plain(text), Err(want.clone()), "{text}");
+            assert_eq!(
+                parse_amount(text, "TST", 2, AmountUnit::Minor),
+                Err(want),
+                "{text}"
+            );
+        }
+    }
+
+    /// A row whose currency is unknown still has its amount checked.
+    #[test]
+    fn syntax_alone_for_an_unknown_currency() {
+        assert_eq!(check_syntax("25000.50", None), Ok(()));
+        assert_eq!(check_syntax("120 000 FCFA", Some(NumberFormat::Fr)), Ok(()));
+        assert_eq!(check_syntax("$100", None), Err(AmountError::NotDigits));
+        assert!(matches!(
+            check_syntax("12,50", None),
+            Err(AmountError::NeedsFormat { .. })
+        ));
+    }
+
     proptest! {
         /// Any valid decimal round-trips: its wire amount is the exact
         /// integer value times 10^exponent, computed independently here

@@ -384,6 +384,56 @@ mod tests {
         assert_eq!(read(&long, None), Err(AmountError::TooLarge));
     }
 
+    /// A separator at either end of the number is a malformed number,
+    /// whatever the format: not a currency word, not a misplaced separator.
+    #[test]
+    fn a_separator_at_either_end_is_malformed() {
+        for text in ["100,", ",5", "100.", ".5", "1 000,"] {
+            for f in [None, Some(Fr), Some(En)] {
+                assert_eq!(read(text, f), Err(AmountError::Malformed), "{text} {f:?}");
+            }
+        }
+    }
+
+    /// Texts up to MAX_AMOUNT_TEXT bytes are read; longer ones are refused
+    /// before anything else.
+    #[test]
+    fn the_longest_text_read() {
+        let at_limit = format!("{}1", "0".repeat(MAX_AMOUNT_TEXT - 1));
+        assert_eq!(plain(&at_limit, None).unwrap(), at_limit);
+        assert_eq!(
+            read(&format!("0{at_limit}"), None),
+            Err(AmountError::TooLarge)
+        );
+    }
+
+    /// The first group may be longer than three digits only when it is the
+    /// whole integer part (no group separator at all).
+    #[test]
+    fn a_long_first_group_only_without_group_separators() {
+        assert_eq!(plain("2500,50", Some(Fr)).unwrap(), "2500.50");
+        assert_eq!(plain("2500.50", Some(En)).unwrap(), "2500.50");
+        for (bad, f) in [("1234,567", En), ("2500 000", Fr), ("2500.000,5", Fr)] {
+            assert!(
+                matches!(plain(bad, Some(f)), Err(AmountError::NoConvention { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    /// Both readings are shown as numbers: `0.500` reads 0.5 the English
+    /// way (not `.5`) and 500 the French way.
+    #[test]
+    fn readings_are_shown_as_numbers() {
+        assert_eq!(
+            plain("0.500", None),
+            Err(AmountError::Ambiguous {
+                en: "0.5".into(),
+                fr: "500".into()
+            })
+        );
+    }
+
     #[test]
     fn decimals_against_the_currency() {
         assert!(check_decimals("80.000", 0).is_err());

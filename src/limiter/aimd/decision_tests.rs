@@ -1,0 +1,254 @@
+//! The rate decisions pinned one by one on a simulated clock: the pacer's
+//! slack, the end of a pause, each growth rule (slow start, the fast and
+//! the slow probe) with its epoch, each cut, and the moving averages. The
+//! behaviour tests (convergence, few 429s) are in `aimd.rs` and `sim.rs`.
+//! Expected values are written with the constants, so a retuned constant
+//! does not break them; a changed rule does.
+
+use super::*;
+
+const MS: Duration = Duration::from_millis(1);
+const SEC: Duration = Duration::from_secs(1);
+
+fn near(got: f64, want: f64) -> bool {
+    (got - want).abs() <= 1e-9 * want.abs().max(1.0)
+}
+
+fn auto(now: Instant) -> Controller {
+    Controller::new(Settings::new(RateMode::Auto { ceiling: None }, 64), now)
+}
+
+/// Takes every slot the pacer grants in `[from, to)`, as a run with rows
+/// always waiting does; returns how many. Bounded, so that a pacer that
+/// grants without end fails the test instead of spinning.
+fn send_until(c: &mut Controller, from: Instant, to: Instant) -> u64 {
+    let mut t = from;
+    let mut sent = 0;
+    for _ in 0..1_000_000 {
+        if t >= to {
+            return sent;
+        }
+        match c.try_send(t) {
+            Ok(()) => sent += 1,
+            Err(at) => t = at.max(t + Duration::from_micros(1)),
+        }
+    }
+    panic!(
+        "the pacer granted or refused a million times in {:?}",
+        to - from
+    );
+}
+
+#[test]
+fn a_slot_may_be_taken_up_to_the_pacing_slack_early_not_sooner() {
+    let t0 = Instant::now();
+    let mut c = Controller::new(Settings::new(RateMode::Fixed(10), 8), t0);
+    assert_eq!(c.try_send(t0), Ok(()));
+    // The next slot is at t0 + 100 ms; it may be taken PACING_SLACK early.
+    let early = t0 + 100 * MS - PACING_SLACK;
+    assert_eq!(c.try_send(early - MS), Err(early));
+    assert_eq!(c.try_send(early), Ok(()));
+    // The pace goes on from the slot, not from when it was taken.
+    assert_eq!(c.try_send(early), Err(early + 100 * MS));
+}
+
+#[test]
+fn a_pause_ends_at_its_instant() {
+    let t0 = Instant::now();
+    let mut c = Controller::new(Settings::new(RateMode::Fixed(1000), 8), t0);
+    c.on_rate_limited(t0, 5 * SEC, t0);
+    let end = t0 + 5 * SEC;
+    assert_eq!(c.paused_until(end - MS), Some(end));
+    assert_eq!(c.try_send(end - MS), Err(end));
+    assert_eq!(c.paused_until(end), None);
+    assert_eq!(c.try_send(end), Ok(()));
+}
+
+#[test]
+fn a_retry_after_of_exactly_the_cap_is_honoured_in_full() {
+    let t0 = Instant::now();
+    let mut s = Settings::new(RateMode::Fixed(100), 8);
+    s.max_retry_after = 30 * SEC;
+    let mut c = Controller::new(s, t0);
+    assert_eq!(
+        c.on_rate_limited(t0, 30 * SEC, t0),
+        RateLimited::Paused { pause: 30 * SEC }
+    );
+}
+
+/// A 429 for a call that left at the very instant of the decrease belongs
+/// to the event already handled (it left at the old pace); one for a call
+/// that left after it is a new event.
+#[test]
+fn a_call_sent_at_the_instant_of_the_decrease_belongs_to_its_event() {
+    let t0 = Instant::now();
+    let mut c = Controller::new(Settings::new(RateMode::Fixed(100), 8), t0);
+    let decrease = t0 + 100 * MS;
+    c.on_rate_limited(t0, SEC, decrease);
+    c.on_rate_limited(decrease, SEC, decrease + 50 * MS);
+    assert_eq!(c.congestion_events(), 1);
+    c.on_rate_limited(decrease + MS, SEC, decrease + 60 * MS);
+    assert_eq!(c.congestion_events(), 2);
+}
+
+/// A new event within REPEAT_WINDOW of the end of the last pause means
+/// the rate is far above the limit: the cut is REPEAT_BETA (a half); from
+/// the window's end on it is BETA (a tenth).
+#[test]
+fn an_event_soon_after_the_last_pause_halves_a_later_one_cuts_a_tenth() {
+    let t0 = Instant::now();
+    let second_event = |after_the_pause: Duration| {
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(100), 8), t0);
+        c.on_rate_limited(t0, SEC, t0);
+        assert!(near(c.rate(), 100.0 * BETA), "{}", c.rate());
+        let now = t0 + SEC + after_the_pause;
+        c.on_rate_limited(now - 10 * MS, SEC, now);
+        assert_eq!(c.congestion_events(), 2);
+        c.rate()
+    };
+    let soon = second_event(REPEAT_WINDOW - MS);
+    assert!(near(soon, 100.0 * BETA * REPEAT_BETA), "{soon}");
+    let later = second_event(REPEAT_WINDOW);
+    assert!(near(later, 100.0 * BETA * BETA), "{later}");
+}
+
+/// Slow start grows the rate by SLOW_START_GROWTH_PER_SEC per second of a
+/// clean epoch. An epoch lasts at least the latency (INITIAL_LATENCY before
+/// any answer): an earlier answer changes nothing, nor does the answer to
+/// a call that left before the epoch began.
+#[test]
+fn slow_start_grows_per_second_of_a_clean_epoch() {
+    let t0 = Instant::now();
+    let at = |ms: u32| t0 + ms * MS;
+    let g = SLOW_START_GROWTH_PER_SEC;
+    assert_eq!(INITIAL_LATENCY, 500 * MS, "the instants below assume it");
+    let mut c = auto(t0);
+    send_until(&mut c, at(0), at(1000));
+    c.on_success(at(900), at(1000));
+    let r1 = AUTO_START_RATE * g;
+    assert!(near(c.rate(), r1), "{}", c.rate());
+    // The epoch began again at 1 s: an answer at 1.4 s is too early...
+    send_until(&mut c, at(1000), at(1500));
+    c.on_success(at(1200), at(1400));
+    assert!(near(c.rate(), r1), "{}", c.rate());
+    // ...at 1.5 s the answer to a call sent as it began counts.
+    c.on_success(at(1000), at(1500));
+    let r2 = r1 * g.powf(0.5);
+    assert!(near(c.rate(), r2), "{}", c.rate());
+    // The epoch began again at 1.5 s: a late answer to a call sent before
+    // counts for nothing; the next one counts from 1.5 s.
+    send_until(&mut c, at(1500), at(2100));
+    c.on_success(at(1200), at(2100));
+    assert!(near(c.rate(), r2), "{}", c.rate());
+    send_until(&mut c, at(2100), at(2500));
+    c.on_success(at(2400), at(2500));
+    assert!(near(c.rate(), r2 * g), "{}", c.rate());
+}
+
+/// An epoch in which fewer calls left than APP_LIMITED_SHARE of what the
+/// rate allowed says nothing about the provider: no increase. Exactly that
+/// share is enough.
+#[test]
+fn an_increase_needs_half_the_allowed_calls_sent() {
+    let t0 = Instant::now();
+    let half = (APP_LIMITED_SHARE * AUTO_START_RATE) as u32;
+    let spaced = |secs: u32| {
+        let mut c = auto(t0);
+        let gap = secs * SEC / half;
+        for i in 0..half {
+            c.try_send(t0 + i * gap).unwrap();
+        }
+        c.on_success(t0 + (half - 1) * gap, t0 + secs * SEC);
+        c.rate()
+    };
+    // Over one second, `half` calls: the rate grows.
+    assert!(near(spaced(1), AUTO_START_RATE * SLOW_START_GROWTH_PER_SEC));
+    // Over two seconds, the same calls are too few: it does not.
+    assert_eq!(spaced(2), AUTO_START_RATE);
+}
+
+/// After a deep cut (slow start's halving) the probe climbs
+/// FAST_PROBE_PER_SEC of the rate per second, and stops at KNEE of the
+/// rate the 429 met.
+#[test]
+fn below_the_knee_the_probe_climbs_fast_and_stops_at_it() {
+    let t0 = Instant::now();
+    let at = |ms: u32| t0 + ms * MS;
+    let mut c = auto(t0);
+    c.on_rate_limited(t0, SEC, t0);
+    let r0 = AUTO_START_RATE * SLOW_START_BETA;
+    assert!(near(c.rate(), r0), "{}", c.rate());
+    // The pause ends at 1 s, and a clean epoch of two seconds follows.
+    send_until(&mut c, at(1000), at(3000));
+    c.on_success(at(2900), at(3000));
+    let r1 = r0 + FAST_PROBE_PER_SEC * r0 * 2.0;
+    assert!(near(c.rate(), r1), "{}", c.rate());
+    // Seventeen more seconds would climb past the knee: it stops there.
+    send_until(&mut c, at(3000), at(20_000));
+    c.on_success(at(19_900), at(20_000));
+    assert!(r1 + FAST_PROBE_PER_SEC * r1 * 17.0 > KNEE * AUTO_START_RATE);
+    assert!(near(c.rate(), KNEE * AUTO_START_RATE), "{}", c.rate());
+}
+
+/// From the knee on, the probe creeps: SLOW_PROBE_PER_SEC of the rate at
+/// the 429 per second, sped up by 1 + (t / PROBE_SPEEDUP)² where t is the
+/// time since the decrease.
+#[test]
+fn from_the_knee_the_probe_creeps_faster_the_longer_since_the_decrease() {
+    let t0 = Instant::now();
+    let at = |ms: u32| t0 + ms * MS;
+    let mut c = Controller::new(Settings::new(RateMode::Fixed(1000), 64), t0);
+    c.on_rate_limited(t0, SEC, t0);
+    let r0 = 1000.0 * BETA;
+    assert!(
+        near(c.rate(), KNEE * 1000.0),
+        "an ordinary cut lands on the knee"
+    );
+    send_until(&mut c, at(1000), at(3000));
+    c.on_success(at(2900), at(3000));
+    // 3 s after the decrease, an epoch of 2 s: 900 + 0.002 × 1.01 × 1000 × 2.
+    let t = 3.0 / PROBE_SPEEDUP.as_secs_f64();
+    let want = r0 + SLOW_PROBE_PER_SEC * (1.0 + t * t) * 1000.0 * 2.0;
+    assert!(near(c.rate(), want), "{} (want {want})", c.rate());
+}
+
+#[test]
+fn latency_is_a_moving_average_giving_each_answer_an_eighth() {
+    let mut c = auto(Instant::now());
+    assert_eq!(c.latency(), None);
+    c.on_answer(100 * MS);
+    assert_eq!(c.latency(), Some(100 * MS));
+    c.on_answer(900 * MS);
+    // 100 ms × (1 - LATENCY_GAIN) + 900 ms × LATENCY_GAIN.
+    let want = (100 * MS).mul_f64(1.0 - LATENCY_GAIN) + (900 * MS).mul_f64(LATENCY_GAIN);
+    assert_eq!(want.as_millis(), 200);
+    let got = c.latency().unwrap();
+    assert!(got.abs_diff(want) < Duration::from_micros(1), "{got:?}");
+}
+
+/// The delivered rate: clean answers per second, folded in once a second
+/// has passed, into a moving average weighting each sample DELIVERED_GAIN.
+#[test]
+fn delivered_rate_folds_each_second_of_clean_answers_into_an_average() {
+    let t0 = Instant::now();
+    let at = |ms: u32| t0 + ms * MS;
+    let mut c = auto(t0);
+    for _ in 0..9 {
+        c.on_success(at(400), at(500));
+    }
+    assert_eq!(c.delivered_rate(), None, "less than a second seen");
+    c.on_success(at(900), at(1000));
+    assert!(near(c.delivered_rate().unwrap(), 10.0));
+    for _ in 0..29 {
+        c.on_success(at(1400), at(1500));
+    }
+    assert!(near(c.delivered_rate().unwrap(), 10.0), "a second not over");
+    c.on_success(at(2900), at(3000));
+    // 30 answers in 2 s: a sample of 15/s.
+    let want = 10.0 * (1.0 - DELIVERED_GAIN) + 15.0 * DELIVERED_GAIN;
+    assert!(
+        near(c.delivered_rate().unwrap(), want),
+        "{:?}",
+        c.delivered_rate()
+    );
+}

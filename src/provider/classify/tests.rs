@@ -1,0 +1,298 @@
+//! Classification rules guarded one by one (the provider-dialect tables
+//! are in `provider/tests.rs`): what an ambiguous answer tells the
+//! operator, the `Retry-After` cap, statuses that never read the body, the
+//! `refused` HTTP rule, `/pay` answers and where a stop points.
+
+use super::*;
+use crate::provider::outcome::{Outcome, StopKind};
+use crate::provider::profile::{Profile, ProfileSpec};
+use std::time::SystemTime;
+
+const SENT: Sent<'static> = Sent {
+    transaction_id: "tx-1",
+    amount: Some("1500"),
+    currency: Some("XOF"),
+    account: Some("+2250700000001"),
+};
+
+fn profile(text: &str) -> Profile {
+    let spec: ProfileSpec = toml::from_str(text).unwrap();
+    Profile::from_spec(&spec).unwrap()
+}
+
+fn answer(call: CallKind, http: u16, body: &str, p: &Profile) -> Outcome {
+    let a = Answer {
+        http,
+        retry_after: None,
+        body: Body::Complete(body.as_bytes()),
+        received: SystemTime::now(),
+    };
+    classify(call, &SENT, &a, p)
+}
+
+fn detail(o: &Outcome) -> &str {
+    match o {
+        Outcome::Ambiguous { detail } | Outcome::Stop { detail, .. } => detail,
+        other => panic!("not ambiguous nor a stop: {other:?}"),
+    }
+}
+
+/// An ambiguous answer is held as `unknown`; its detail is what the
+/// operator reads in the report to decide: the HTTP status, the status and
+/// code the answer carried, its message, and why it matched no paid or
+/// failed rule.
+#[test]
+fn ambiguous_answers_say_what_was_read_and_why() {
+    let p = Profile::sandbox();
+    let cases = [
+        (
+            503,
+            r#"{"status":"error","code":"SERVICE_UNAVAILABLE","message":"down for maintenance"}"#,
+            "HTTP 503 SERVICE_UNAVAILABLE: down for maintenance",
+        ),
+        // No message: no trailing colon.
+        (
+            502,
+            r#"{"code":"BAD_GATEWAY","data":{"status":"PROCESSING"}}"#,
+            "HTTP 502 PROCESSING BAD_GATEWAY",
+        ),
+        (
+            200,
+            r#"{"status":"success","code":"DUPLICATE_IGNORED","message":"seen"}"#,
+            "HTTP 200 DUPLICATE_IGNORED: seen: a duplicate acknowledgement says nothing about payment",
+        ),
+        (
+            200,
+            r#"{"status":"success","code":"SUCCESS","data":{"status":"FAILED"}}"#,
+            "HTTP 200 FAILED SUCCESS: success and failure at once",
+        ),
+        (
+            200,
+            r#"{"status":"success","data":{"status":"COMPLETED"}}"#,
+            "HTTP 200 COMPLETED: status \"COMPLETED\" matches no rule of the provider profile",
+        ),
+        (
+            200,
+            r#"{"unrelated":true}"#,
+            "HTTP 200: the answer matches no rule of the provider profile",
+        ),
+    ];
+    for (http, body, want) in cases {
+        let o = answer(CallKind::Execute, http, body, &p);
+        assert_eq!(detail(&o), want, "{http} {body}");
+    }
+}
+
+/// A `Retry-After` of exactly the cap is waited; one second more stops the
+/// run.
+#[test]
+fn retry_after_at_the_cap_is_waited() {
+    let with = |v: &str| {
+        let a = Answer {
+            http: 429,
+            retry_after: Some(v),
+            body: Body::Complete(b""),
+            received: SystemTime::now(),
+        };
+        classify(CallKind::Execute, &SENT, &a, &Profile::sandbox())
+    };
+    let cap = MAX_RETRY_AFTER.as_secs();
+    assert_eq!(
+        with(&cap.to_string()),
+        Outcome::RateLimited {
+            retry_after: MAX_RETRY_AFTER
+        }
+    );
+    assert!(matches!(
+        with(&(cap + 1).to_string()),
+        Outcome::Stop {
+            kind: StopKind::RetryAfterTooLong,
+            http: 429,
+            ..
+        }
+    ));
+}
+
+/// 408 and 425 say the request may have been carried out: ambiguous even
+/// when the body reads as an error or a failed transaction, never refused
+/// (a refusal would let the payout be paid again under a new id).
+#[test]
+fn timeouts_and_too_early_are_ambiguous_whatever_the_body() {
+    let p = Profile::sandbox();
+    for http in [408, 425, 500, 504] {
+        for body in [
+            r#"{"status":"error","code":"REQUEST_TIMEOUT"}"#,
+            r#"{"status":"error","data":{"status":"FAILED","failureCode":"TIMEOUT"}}"#,
+        ] {
+            let o = answer(CallKind::Execute, http, body, &p);
+            assert!(
+                matches!(o, Outcome::Ambiguous { .. }),
+                "{http} {body}: {o:?}"
+            );
+        }
+    }
+}
+
+/// A 405, or a status the profile maps to `misconfigured`, stops the run
+/// whatever its body (JSON or not), naming the call's path.
+#[test]
+fn misconfigured_stops_with_or_without_a_json_body() {
+    let mapped = profile("[http]\n\"400\" = \"misconfigured\"");
+    let cases = [
+        (CallKind::Execute, 405, "", Profile::sandbox(), "/executes"),
+        (
+            CallKind::Initiate,
+            405,
+            "<html>Method Not Allowed</html>",
+            Profile::sandbox(),
+            "/initiates",
+        ),
+        (CallKind::Pay, 400, "Bad Request", mapped.clone(), "/pay"),
+        (
+            CallKind::Initiate,
+            400,
+            r#"{"status":"error","code":"X"}"#,
+            mapped,
+            "/initiates",
+        ),
+    ];
+    for (call, http, body, p, path) in cases {
+        let o = answer(call, http, body, &p);
+        assert!(
+            matches!(o, Outcome::Stop { kind: StopKind::Misconfigured, http: h, .. } if h == http),
+            "{call:?} {http} {body}: {o:?}"
+        );
+        assert!(
+            detail(&o).starts_with(&format!("HTTP {http} on {path}: ")),
+            "{o:?}"
+        );
+    }
+}
+
+/// A 404 that is not "no such transaction" stops the run and names the
+/// path that is wrong.
+#[test]
+fn no_route_names_the_path() {
+    for (call, path) in [
+        (CallKind::Initiate, "/initiates"),
+        (CallKind::Execute, "/executes"),
+        (CallKind::Pay, "/pay"),
+    ] {
+        let o = answer(call, 404, "", &Profile::sandbox());
+        assert!(
+            matches!(
+                o,
+                Outcome::Stop {
+                    kind: StopKind::NoSuchRoute,
+                    http: 404,
+                    ..
+                }
+            ),
+            "{o:?}"
+        );
+        assert_eq!(
+            detail(&o),
+            format!("HTTP 404 on {path}: no such route at the provider; check base_url")
+        );
+    }
+}
+
+/// A status mapped to `refused` refuses the call unless the body says
+/// paid, duplicate or pending; a failed transaction in it is a failure
+/// (with its failure code), anything else a refusal of the call only.
+#[test]
+fn the_refused_rule_reads_the_body_first() {
+    let p = profile("[http]\n\"400\" = \"refused\"");
+    let o = answer(
+        CallKind::Execute,
+        400,
+        r#"{"code":"AMOUNT_TOO_LARGE","message":"too big"}"#,
+        &p,
+    );
+    assert_eq!(
+        o,
+        Outcome::Refused {
+            http: 400,
+            code: "AMOUNT_TOO_LARGE".into(),
+            message: "too big".into(),
+            transaction_failed: false,
+        }
+    );
+    let o = answer(
+        CallKind::Execute,
+        400,
+        r#"{"data":{"status":"FAILED","failureCode":"LIMIT"}}"#,
+        &p,
+    );
+    assert_eq!(
+        o,
+        Outcome::Refused {
+            http: 400,
+            code: "LIMIT".into(),
+            message: String::new(),
+            transaction_failed: true,
+        }
+    );
+    let o = answer(
+        CallKind::Execute,
+        400,
+        r#"{"data":{"status":"PENDING"}}"#,
+        &p,
+    );
+    assert!(matches!(o, Outcome::NotFinal { .. }), "{o:?}");
+}
+
+/// `/pay`: a readable 2xx answer that is not a failure is accepted (the
+/// provider's page for the cardholder); a 4xx that names no failure is
+/// ambiguous, never accepted.
+#[test]
+fn pay_accepts_only_a_2xx_answer() {
+    let p = Profile::sandbox();
+    let o = answer(
+        CallKind::Pay,
+        200,
+        r#"{"status":"success","code":"OK","message":"open the 3-D Secure page"}"#,
+        &p,
+    );
+    assert!(
+        matches!(&o, Outcome::Accepted { code, .. } if code == "OK"),
+        "{o:?}"
+    );
+    let o = answer(
+        CallKind::Pay,
+        402,
+        r#"{"code":"CARD_CHECK","message":"see data"}"#,
+        &p,
+    );
+    assert!(matches!(o, Outcome::Ambiguous { .. }), "{o:?}");
+}
+
+#[test]
+fn pointer_walk_answers_as_serde_json_does() {
+    let v = serde_json::json!({
+        "data": {"status": "OK", "list": [10, {"x": "y"}], "": {"e": 1}},
+        "a/b": 1, "m~n": 2, "0": "zero"
+    });
+    for p in [
+        "",
+        "/",
+        "/data",
+        "/data/status",
+        "/data/list/0",
+        "/data/list/1/x",
+        "/data/list/01",
+        "/data/list/+1",
+        "/data/list/2",
+        "/data/list/-1",
+        "/data//e",
+        "/data/status/x",
+        "data/status",
+        "/a~1b",
+        "/m~0n",
+        "/0",
+        "/missing",
+        "/data/list/1/x/",
+    ] {
+        assert_eq!(pointer(&v, p), v.pointer(p), "{p:?}");
+    }
+}
