@@ -256,6 +256,33 @@ mod tests {
     }
 
     #[test]
+    fn a_pause_needs_at_least_three_calls_expected_at_half_the_pace() {
+        // 46 calls/s over 100 ms: at half that pace 2.3 clean answers were
+        // expected, fewer than three; refusals alone do not make a pause.
+        let t0 = Instant::now();
+        let mut e = Event::new(46.0, SEC, t0);
+        e.refused(SEC, t0 + 50 * MS);
+        e.refused(SEC, t0 + 100 * MS);
+        assert_eq!(e.reading(), Reading::Onset(46.0));
+        // Over 200 ms, 4.6 were expected: refusing them all is a pause.
+        e.refused(SEC, t0 + 200 * MS);
+        assert_eq!(e.reading(), Reading::Pause);
+    }
+
+    #[test]
+    fn answers_within_one_instant_measure_no_limit() {
+        // Every answer of the event at the same instant: no time to divide
+        // the count by, so only the onset is known (never an infinite limit).
+        let t0 = Instant::now();
+        let mut e = Event::new(80.0, SEC, t0);
+        for _ in 0..2 * MIN_ACCEPTED {
+            e.accepted();
+        }
+        e.refused(SEC, t0);
+        assert_eq!(e.reading(), Reading::Onset(80.0));
+    }
+
+    #[test]
     fn a_few_refusals_in_a_row_at_a_low_rate_are_not_a_pause() {
         // 46 calls/s into a limit of 20: three refusals 20 ms apart happen
         // between two tokens; a limit would not have let any through.
