@@ -533,4 +533,6 @@ pub fn run_settled(count: impl Fn(State) -> u64) -> bool {
 }
 
 #[cfg(test)]
+mod record_tests;
+#[cfg(test)]
 mod tests;

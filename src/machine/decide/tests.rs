@@ -417,6 +417,18 @@ fn run_completion() {
         true
     ));
     assert!(!run_complete(counts(&[(Initiated, 3), (Pending, 1)]), true));
+    // Under --initiate-only, one payout in any of these states leaves the
+    // run incomplete, whichever it is.
+    for s in [
+        InitiateFailed,
+        Unknown,
+        Pending,
+        SetAside,
+        Executing,
+        Cancelled,
+    ] {
+        assert!(!run_complete(|x| u64::from(x == s), true), "{s}");
+    }
     assert!(run_settled(counts(&[(Executed, 3), (Unknown, 1)])));
     assert!(!run_settled(counts(&[(Executed, 3), (Initiated, 1)])));
 }
