@@ -62,7 +62,7 @@ pub(super) async fn pay_one(ctx: &Ctx, work: Work, phase: Phase) -> Result<()> {
         }
         Phase::Execute { resumed } => resumed,
     };
-    match decide::execute_start(work.state, resumed, policy(ctx, &work)) {
+    match decide::execute_start(work.state, policy(ctx, &work)) {
         ExecuteStart::Skip => Ok(()),
         ExecuteStart::Hold(d) => carry_out(ctx, &work, d, None, 0, None).await,
         ExecuteStart::Intent => {

@@ -322,23 +322,24 @@ pub enum ExecuteStart {
     Hold(Decision),
 }
 
-/// The first step of an execution of a payout found in `state`.
-pub fn execute_start(state: State, resumed: bool, policy: Policy) -> ExecuteStart {
-    if !resumed && state == State::Initiated {
-        return if policy.currency_halted {
-            ExecuteStart::Skip
-        } else {
-            ExecuteStart::Intent
-        };
-    }
-    if resumed && policy.hold_ambiguous {
-        return ExecuteStart::Hold(Decision {
+/// The first step of an execution of a payout found in `state`: an
+/// `initiated` payout gets its intent committed first, an `executing` one
+/// (its intent committed by an earlier process, its execute maybe sent)
+/// is sent again or held. Decided by the state alone, so no caller can ask
+/// for a send without a committed intent: any other state is left as it
+/// is and nothing is sent.
+pub fn execute_start(state: State, policy: Policy) -> ExecuteStart {
+    match state {
+        State::Initiated if policy.currency_halted => ExecuteStart::Skip,
+        State::Initiated => ExecuteStart::Intent,
+        State::Executing if policy.hold_ambiguous => ExecuteStart::Hold(Decision {
             note: Note::Held,
             count: Some(Count::Unknown),
             ..Decision::write(State::Executing, State::Unknown)
-        });
+        }),
+        State::Executing => ExecuteStart::Send,
+        _ => ExecuteStart::Skip,
     }
-    ExecuteStart::Send
 }
 
 /// The end of an execution (the payout is `executing`: money may move).

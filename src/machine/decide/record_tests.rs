@@ -174,14 +174,14 @@ fn an_execution_records_what_its_answer_says() {
 #[test]
 fn a_resumed_execution_is_held_under_hold_and_sent_under_resend() {
     assert_eq!(
-        execute_start(State::Executing, true, Policy::default()),
+        execute_start(State::Executing, Policy::default()),
         ExecuteStart::Send
     );
     let hold = Policy {
         hold_ambiguous: true,
         ..Policy::default()
     };
-    let ExecuteStart::Hold(d) = execute_start(State::Executing, true, hold) else {
+    let ExecuteStart::Hold(d) = execute_start(State::Executing, hold) else {
         panic!("a resumed execution under hold is held");
     };
     assert_eq!((d.from, d.to), (State::Executing, Some(State::Unknown)));
@@ -189,4 +189,39 @@ fn a_resumed_execution_is_held_under_hold_and_sent_under_resend() {
         record(&d),
         (Note::Held, Some(Count::Unknown), false, false, true)
     );
+}
+
+/// An `initiated` payout gets its intent committed before anything is
+/// sent (or is left alone when its currency ran out); an `executing` one
+/// is sent again; no other state is ever sent, whatever the caller
+/// believes about it.
+#[test]
+fn an_execution_starts_from_the_state_alone() {
+    let halted = Policy {
+        currency_halted: true,
+        ..Policy::default()
+    };
+    let hold = Policy {
+        hold_ambiguous: true,
+        ..Policy::default()
+    };
+    assert_eq!(
+        execute_start(State::Initiated, Policy::default()),
+        ExecuteStart::Intent
+    );
+    assert_eq!(execute_start(State::Initiated, hold), ExecuteStart::Intent);
+    assert_eq!(execute_start(State::Initiated, halted), ExecuteStart::Skip);
+    assert_eq!(execute_start(State::Executing, halted), ExecuteStart::Send);
+    for state in State::ALL {
+        if matches!(state, State::Initiated | State::Executing) {
+            continue;
+        }
+        for policy in [Policy::default(), halted, hold] {
+            assert_eq!(
+                execute_start(state, policy),
+                ExecuteStart::Skip,
+                "{state:?}"
+            );
+        }
+    }
 }

@@ -230,7 +230,7 @@ fn every_state_and_answer_gives_an_allowed_transition() {
                     };
                     let d = match phase {
                         Phase::Initiate { .. } => after_initiate(answer, f, policy),
-                        Phase::Execute { resumed } => match execute_start(state, resumed, policy) {
+                        Phase::Execute { .. } => match execute_start(state, policy) {
                             ExecuteStart::Hold(d) => d,
                             ExecuteStart::Skip => continue,
                             ExecuteStart::Intent => {
@@ -633,7 +633,7 @@ fn simulate(mut p: Payout, s: Step, o: Opts, world: &mut World) -> Payout {
             false
         }
         Phase::Execute { resumed } => {
-            match execute_start(p.state, resumed, policy) {
+            match execute_start(p.state, policy) {
                 ExecuteStart::Skip => return p,
                 ExecuteStart::Hold(d) => {
                     p.state = apply(&mut p, d, Answer::Stopped, 0, world);
