@@ -22,10 +22,6 @@ fn xof_payroll(n: usize, account: impl Fn(usize) -> String) -> String {
     s
 }
 
-fn account(i: usize) -> String {
-    format!("22507{:08}", i)
-}
-
 /// `payrun reconcile --db DB ARGS` in the work folder.
 fn reconcile(w: &Work, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_payrun"))

@@ -29,20 +29,6 @@ const POLL: Duration = Duration::from_millis(2);
 /// Longest a single process may run before the test gives up on it.
 const STUCK: Duration = Duration::from_secs(60);
 
-/// A fresh seed per test run (printed), or `PAYRUN_CRASH_SEED` to replay one.
-fn seed() -> u64 {
-    let seed = std::env::var("PAYRUN_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(rand::random);
-    eprintln!("crash seed {seed}: replay with PAYRUN_CRASH_SEED={seed} cargo test --test crash");
-    seed
-}
-
-fn account(i: usize) -> String {
-    format!("22507{:08}", i)
-}
-
 /// What the kills hit.
 #[derive(Debug, Default)]
 struct Kills {
@@ -213,13 +199,13 @@ fn crash_test(config: SandboxConfig, policy: Policy, seed: u64) {
 
 #[test]
 fn sigkill_at_random_instants_never_pays_twice_or_forgets_anyone() {
-    let seed = seed();
+    let seed = seed("PAYRUN_CRASH_SEED", "crash");
     crash_test(faulty(seed, false), Policy::Resend, seed);
 }
 
 #[test]
 fn sigkill_under_hold_leaves_debited_payouts_executed_or_unknown() {
-    let seed = seed();
+    let seed = seed("PAYRUN_CRASH_SEED", "crash");
     crash_test(faulty(seed, false), Policy::Hold, seed);
 }
 
@@ -228,7 +214,7 @@ fn sigkill_under_hold_leaves_debited_payouts_executed_or_unknown() {
 /// anyone from being paid twice.
 #[test]
 fn sigkill_under_hold_against_a_provider_that_pays_twice_never_pays_twice() {
-    let seed = seed();
+    let seed = seed("PAYRUN_CRASH_SEED", "crash");
     crash_test(faulty(seed, true), Policy::Hold, seed);
 }
 

@@ -12,10 +12,6 @@ use payrun::sandbox::SandboxConfig;
 use std::path::Path;
 use std::process::Command;
 
-fn account(i: usize) -> String {
-    format!("22507{:08}", i)
-}
-
 fn payrun(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_payrun"))
         .current_dir(dir)

@@ -40,22 +40,6 @@ const POLL: Duration = Duration::from_millis(3);
 /// Longest the whole run may take before the test gives up.
 const STUCK: Duration = Duration::from_secs(120);
 
-/// A fresh seed per test run (printed), or `PAYRUN_PG_CRASH_SEED` to replay.
-fn seed() -> u64 {
-    let seed = std::env::var("PAYRUN_PG_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(rand::random);
-    eprintln!(
-        "pg crash seed {seed}: replay with PAYRUN_PG_CRASH_SEED={seed} cargo test --test pg_crash"
-    );
-    seed
-}
-
-fn account(i: usize) -> String {
-    format!("22507{:08}", i)
-}
-
 /// What the kills hit.
 #[derive(Debug, Default)]
 struct Kills {
@@ -288,7 +272,7 @@ fn three_workers_killed_at_random_never_pay_twice_nor_exceed_the_shared_rate() {
     else {
         return;
     };
-    let seed = seed();
+    let seed = seed("PAYRUN_PG_CRASH_SEED", "pg_crash");
     let config = SandboxConfig {
         seed,
         latency_ms: 10,

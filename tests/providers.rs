@@ -14,10 +14,6 @@ use payrun::sandbox::{
 };
 use std::process::Output;
 
-fn account(i: usize) -> String {
-    format!("22507{:08}", i)
-}
-
 /// The report's states, in row order.
 fn states(w: &Work) -> Vec<String> {
     let rows = w.report_rows();

@@ -12,10 +12,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-fn account(i: usize) -> String {
-    format!("22507{:08}", i)
-}
-
 /// Row index 1 (GHS) goes to the sandbox's magic account whose execute
 /// fails with RECIPIENT_NOT_FOUND.
 fn failing(i: usize) -> String {

@@ -12,10 +12,6 @@ use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
-fn account(i: usize) -> String {
-    format!("22507{:08}", i)
-}
-
 #[test]
 fn clean_run_pays_every_row_once_and_report_matches_ledger() {
     let sb = Sandbox::start(SandboxConfig::default());

@@ -11,6 +11,7 @@
 
 mod common;
 
+use common::pg::Schema;
 use common::{KEY, Sandbox, TEST_BACKOFF_MS, Work, code, col, payroll, read_csv, text};
 use payrun::sandbox::{LedgerSnapshot, SandboxConfig};
 use std::path::{Path, PathBuf};
@@ -19,29 +20,16 @@ use std::time::{Duration, Instant};
 
 const ROWS: usize = 300;
 
-/// A fresh schema on the test server, as a `--db` connection string; `None`
-/// (the test is skipped, and says so) without `PAYRUN_TEST_POSTGRES`.
-fn pg_db(test: &str) -> Option<String> {
-    let Ok(base) = std::env::var("PAYRUN_TEST_POSTGRES") else {
-        eprintln!("skipped {test}: PAYRUN_TEST_POSTGRES is not set");
-        return None;
-    };
-    let schema = format!("w_{:016x}", rand_u64());
-    let mut client = postgres::Client::connect(&base, postgres::NoTls)
-        .unwrap_or_else(|e| panic!("PAYRUN_TEST_POSTGRES={base} is unreachable: {e}"));
-    client
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .unwrap();
-    let sep = if base.contains('?') { '&' } else { '?' };
-    Some(format!("{base}{sep}options=-csearch_path%3D{schema}"))
-}
-
-fn rand_u64() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    t ^ (u64::from(std::process::id()) << 32)
+/// A sandbox with `config` (and the test key), a folder, and a payroll of
+/// [`ROWS`] rows in it.
+fn start(config: SandboxConfig) -> (Sandbox, Work, PathBuf) {
+    let sb = Sandbox::start(SandboxConfig {
+        api_key: KEY.into(),
+        ..config
+    });
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(ROWS, |i| format!("acc-{i:04}")));
+    (sb, w, file)
 }
 
 /// `payrun run` as one worker, its report in `NAME.csv`.
@@ -181,18 +169,18 @@ fn in_flight_of(db: &str, id: i64) -> Vec<i64> {
 
 #[test]
 fn three_workers_pay_one_run_exactly_once_within_the_shared_rate() {
-    let Some(db) = pg_db("three_workers_pay_one_run_exactly_once_within_the_shared_rate") else {
+    let Some(schema) =
+        Schema::fresh("three_workers_pay_one_run_exactly_once_within_the_shared_rate")
+    else {
         return;
     };
+    let db = schema.url();
     // The provider refuses beyond 200 calls/s (with a second's burst): three
     // workers at `--rate 200` each would meet 429s unless they share it.
-    let sb = Sandbox::start(SandboxConfig {
-        api_key: KEY.into(),
+    let (sb, w, file) = start(SandboxConfig {
         rate_limit: Some(200),
         ..SandboxConfig::default()
     });
-    let w = Work::new();
-    let file = w.write("payroll.csv", &payroll(ROWS, |i| format!("acc-{i:04}")));
     let t0 = Instant::now();
     let children: Vec<Running> = ["w1", "w2", "w3"]
         .iter()
@@ -240,15 +228,12 @@ fn three_workers_pay_one_run_exactly_once_within_the_shared_rate() {
 
 #[test]
 fn a_dead_workers_payouts_are_adopted_and_never_paid_twice() {
-    let Some(db) = pg_db("a_dead_workers_payouts_are_adopted_and_never_paid_twice") else {
+    let Some(schema) = Schema::fresh("a_dead_workers_payouts_are_adopted_and_never_paid_twice")
+    else {
         return;
     };
-    let sb = Sandbox::start(SandboxConfig {
-        api_key: KEY.into(),
-        ..SandboxConfig::default()
-    });
-    let w = Work::new();
-    let file = w.write("payroll.csv", &payroll(ROWS, |i| format!("acc-{i:04}")));
+    let db = schema.url();
+    let (sb, w, file) = start(SandboxConfig::default());
     let lease = [("PAYRUN_LEASE_MS", "1500")];
     // The first worker dies like a power cut right after the provider
     // answered an execute, before recording it: debited, still `executing`.
@@ -341,15 +326,13 @@ fn a_dead_workers_payouts_are_adopted_and_never_paid_twice() {
 
 #[test]
 fn a_worker_whose_lease_lapses_stops_sending_and_another_finishes() {
-    let Some(db) = pg_db("a_worker_whose_lease_lapses_stops_sending_and_another_finishes") else {
+    let Some(schema) =
+        Schema::fresh("a_worker_whose_lease_lapses_stops_sending_and_another_finishes")
+    else {
         return;
     };
-    let sb = Sandbox::start(SandboxConfig {
-        api_key: KEY.into(),
-        ..SandboxConfig::default()
-    });
-    let w = Work::new();
-    let file = w.write("payroll.csv", &payroll(ROWS, |i| format!("acc-{i:04}")));
+    let db = schema.url();
+    let (sb, w, file) = start(SandboxConfig::default());
     let lease = [("PAYRUN_LEASE_MS", "1500")];
     let mut slow = worker(&w, &file, &sb.base_url(), &db, "w1", &lease);
     slow.args(["--rate", "40"]);
@@ -396,20 +379,17 @@ fn a_worker_whose_lease_lapses_stops_sending_and_another_finishes() {
 
 #[test]
 fn workers_whose_wallet_ran_out_both_end_without_waiting_for_each_other() {
-    let Some(db) = pg_db("workers_whose_wallet_ran_out_both_end_without_waiting_for_each_other")
+    let Some(schema) =
+        Schema::fresh("workers_whose_wallet_ran_out_both_end_without_waiting_for_each_other")
     else {
         return;
     };
+    let db = schema.url();
     // The XOF wallet pays a few rows only: each worker halts XOF and leaves
     // its initiated XOF payouts resting, which the other must not wait for.
-    let mut config = SandboxConfig {
-        api_key: KEY.into(),
-        ..SandboxConfig::default()
-    };
+    let mut config = SandboxConfig::default();
     config.wallets.insert("XOF".into(), 5_000.into());
-    let sb = Sandbox::start(config);
-    let w = Work::new();
-    let file = w.write("payroll.csv", &payroll(ROWS, |i| format!("acc-{i:04}")));
+    let (sb, w, file) = start(config);
     let lease = [("PAYRUN_LEASE_MS", "1500")];
     let mut children: Vec<Running> = ["w1", "w2"]
         .iter()

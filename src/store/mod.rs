@@ -43,6 +43,7 @@ mod facade;
 mod lock;
 pub mod pg;
 mod report_rows;
+mod rows;
 pub mod shared;
 pub mod sqlite;
 pub mod target;

@@ -18,6 +18,22 @@ pub const KEY: &str = "sk_sandbox_test";
 /// backoff meant for a real provider.
 pub const TEST_BACKOFF_MS: &str = "5";
 
+/// The sandbox account of payroll row `i`.
+pub fn account(i: usize) -> String {
+    format!("22507{:08}", i)
+}
+
+/// A fresh random seed per test run, printed with the command that replays
+/// it, or the one set in the environment variable `var`.
+pub fn seed(var: &str, test: &str) -> u64 {
+    let seed = std::env::var(var)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(rand::random);
+    eprintln!("{test} seed {seed}: replay with {var}={seed} cargo test --test {test}");
+    seed
+}
+
 /// A sandbox running on its own runtime for the life of the test.
 pub struct Sandbox {
     pub rt: tokio::runtime::Runtime,

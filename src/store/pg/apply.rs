@@ -10,10 +10,11 @@
 //! so a worker whose lease expired cannot record anything for a payout
 //! another worker took over.
 
-use super::sql::{WORK_COLS, run_sender, work_from_row};
+use super::sql::{WORK_COLS, run_sender};
 use super::{Pg, schema};
 use crate::machine::{self, State};
 use crate::store::errors::WriteError;
+use crate::store::rows;
 use crate::store::types::{Transition, Work};
 use crate::store::writer::GroupOp;
 use postgres::{Statement, Transaction};
@@ -176,7 +177,7 @@ fn claim(
     let sender = run_sender(tx, run_id)?;
     let mut out = rows
         .iter()
-        .map(|r| work_from_row(r, &sender))
+        .map(|r| rows::work(r, &sender))
         .collect::<anyhow::Result<Vec<_>>>()?;
     // RETURNING gives no order; payouts go out in file order.
     out.sort_unstable_by_key(|w| w.id);

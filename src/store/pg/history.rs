@@ -6,34 +6,13 @@
 //! same file, the counts and failed rows of a run.
 
 use super::import::{BATCH, Import};
-use super::sql::{RUN_COLS, run_from_row, state, state_list};
+use super::sql::{RUN_COLS, state, state_list};
 use super::{LOST, Pg};
 use crate::machine::State;
+use crate::store::rows::{self, EARLIER_COLS};
 use crate::store::types::{Earlier, RunInfo};
 use anyhow::{Context, Result};
-use postgres::Row;
 use std::collections::HashSet;
-
-/// Columns of an [`Earlier`], payouts `p` joined with runs `r`.
-const EARLIER_COLS: &str = "p.id, p.run_id, p.row, p.transaction_id, p.state, p.account_id,
-    p.amount, p.currency, p.method, r.file_path, r.created_at, r.finished_at IS NOT NULL";
-
-fn earlier_from_row(r: &Row) -> Result<Earlier> {
-    Ok(Earlier {
-        payout_id: r.try_get(0)?,
-        run_id: r.try_get(1)?,
-        row: r.try_get::<_, i64>(2)? as u64,
-        transaction_id: r.try_get(3)?,
-        state: state(r, 4)?,
-        account_id: r.try_get(5)?,
-        amount: r.try_get(6)?,
-        currency: r.try_get(7)?,
-        method: r.try_get(8)?,
-        run_file: r.try_get(9)?,
-        run_created_at: r.try_get(10)?,
-        run_finished: r.try_get(11)?,
-    })
-}
 
 /// The payout of another run than `$2` holding transaction id `$1`.
 pub(super) fn earlier_sql() -> String {
@@ -51,7 +30,7 @@ impl Import<'_> {
         self.call(move |c| {
             c.query_opt(&stmt, &[&t, &run_id])?
                 .as_ref()
-                .map(earlier_from_row)
+                .map(rows::earlier)
                 .transpose()
         })
         .context("cannot read earlier payouts")
@@ -73,7 +52,7 @@ impl Import<'_> {
         self.call(move |c| {
             c.query(&sql, &[&run_id, &days])?
                 .iter()
-                .map(earlier_from_row)
+                .map(rows::earlier)
                 .collect()
         })
         .context("cannot read earlier payouts")
@@ -149,7 +128,7 @@ impl Pg {
                 &[&file_sha256, &label, &sheet],
             )?
             .as_ref()
-            .map(run_from_row)
+            .map(rows::run_info)
             .transpose()
         })
     }

@@ -7,12 +7,10 @@
 //! batch at a time, so a run of a million payouts is never in memory.
 
 use super::Pg;
-use super::sql::{
-    RUN_COLS, UNRESOLVED_COLS, WORK_COLS, run_from_row, run_sender, state, state_list,
-    unresolved_from_row, work_from_row,
-};
+use super::sql::{RUN_COLS, UNRESOLVED_COLS, WORK_COLS, run_sender, state, state_list};
 use crate::machine::{NEEDS_OPERATOR, OPEN, State};
-use crate::store::report_rows::{SkippedRow, add_to_totals, beneficiary, merge_in_row_order};
+use crate::store::report_rows::{add_to_totals, merge_in_row_order};
+use crate::store::rows;
 use crate::store::types::{ReportRow, RunInfo, Totals, Unresolved, Work};
 use anyhow::{Context, Result};
 use postgres::{Client, IsolationLevel, Portal, Row, Transaction};
@@ -38,7 +36,7 @@ impl Pg {
                 &[&identity],
             )?
             .as_ref()
-            .map(run_from_row)
+            .map(rows::run_info)
             .transpose()
         })
         .context("cannot read runs")
@@ -51,7 +49,7 @@ impl Pg {
                 &[&id],
             )?
             .as_ref()
-            .map(run_from_row)
+            .map(rows::run_info)
             .transpose()
         })
         .context("cannot read runs")
@@ -61,7 +59,7 @@ impl Pg {
         self.call(|c| {
             c.query(&format!("SELECT {RUN_COLS} FROM runs ORDER BY id"), &[])?
                 .iter()
-                .map(run_from_row)
+                .map(rows::run_info)
                 .collect()
         })
         .context("cannot read runs")
@@ -74,7 +72,7 @@ impl Pg {
                 &[],
             )?
             .as_ref()
-            .map(run_from_row)
+            .map(rows::run_info)
             .transpose()
         })
         .context("cannot read runs")
@@ -91,7 +89,7 @@ impl Pg {
                 &[&run_id, &state.as_str()],
             )?
             .iter()
-            .map(|r| work_from_row(r, &run_sender))
+            .map(|r| rows::work(r, &run_sender))
             .collect()
         })
     }
@@ -172,7 +170,7 @@ impl Pg {
                 &[&run_id],
             )?
             .iter()
-            .map(unresolved_from_row)
+            .map(rows::unresolved)
             .collect()
         })
         .context("cannot read payouts")
@@ -186,7 +184,7 @@ impl Pg {
                 &[&transaction_id],
             )?
             .as_ref()
-            .map(unresolved_from_row)
+            .map(rows::unresolved)
             .transpose()
         })
         .context("cannot read payouts")
@@ -259,42 +257,13 @@ fn report_rows(
             let Some(r) = skipped.next()? else {
                 return Ok(None);
             };
-            Ok(Some(
-                SkippedRow {
-                    row: r.try_get::<_, i64>(0)? as u64,
-                    transaction_id: r.try_get(1)?,
-                    account_id: r.try_get(2)?,
-                    b_first: r.try_get(3)?,
-                    b_last: r.try_get(4)?,
-                    amount: r.try_get(5)?,
-                    currency: r.try_get(6)?,
-                    state: state(&r, 7)?,
-                    run_id: r.try_get(8)?,
-                    run_row: r.try_get::<_, i64>(9)? as u64,
-                    run_file: r.try_get(10)?,
-                    run_created_at: r.try_get(11)?,
-                }
-                .into_report_row(),
-            ))
+            Ok(Some(rows::skipped_report_row(&r)?))
         },
         || {
             let Some(r) = payouts.next()? else {
                 return Ok(None);
             };
-            Ok(Some(ReportRow {
-                row: r.try_get::<_, i64>(0)? as u64,
-                transaction_id: r.try_get(1)?,
-                account_id: r.try_get(2)?,
-                beneficiary: beneficiary(r.try_get(3)?, r.try_get(4)?),
-                amount: r.try_get(5)?,
-                currency: r.try_get(6)?,
-                state: state(&r, 7)?.as_str().to_string(),
-                provider_code: r.try_get(8)?,
-                provider_message: r.try_get(9)?,
-                attempts: r.try_get::<_, i64>(10)? as u32,
-                initiated_at: r.try_get(11)?,
-                executed_at: r.try_get(12)?,
-            }))
+            Ok(Some(rows::report_row(&r)?))
         },
         emit,
     )?;

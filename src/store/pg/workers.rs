@@ -5,8 +5,9 @@
 //! "Several workers on one run".
 
 use super::Pg;
-use super::sql::{WORK_COLS, run_sender, state, state_list, work_from_row};
+use super::sql::{WORK_COLS, run_sender, state, state_list};
 use crate::machine::RESUMED;
+use crate::store::rows;
 use crate::store::shared::{Outstanding, WorkerInfo, adoptable, expired, waits_for};
 use crate::store::types::Work;
 use anyhow::{Context, Result};
@@ -153,7 +154,7 @@ impl Pg {
             let sender = run_sender(&mut tx, run_id)?;
             let mut works = rows
                 .iter()
-                .map(|r| work_from_row(r, &sender))
+                .map(|r| rows::work(r, &sender))
                 .collect::<Result<Vec<Work>>>()?;
             tx.commit()?;
             works.sort_by_key(|w| {

@@ -7,9 +7,10 @@
 //! commit; [`Store::apply`] runs them alone.
 
 use super::Sqlite;
-use super::sql::{NOW, WORK_COLS, run_sender, sql_now, work_from_row};
+use super::sql::{NOW, WORK_COLS, run_sender, sql_now};
 use crate::machine::{self, State};
 use crate::store::errors::WriteError;
+use crate::store::rows;
 use crate::store::types::{Transition, Work};
 use rusqlite::params;
 
@@ -59,7 +60,7 @@ impl Sqlite {
         let mut rows = stmt.query(params![run_id, limit as i64, now, after, last, to, from])?;
         let mut out = Vec::with_capacity(limit);
         while let Some(r) = rows.next()? {
-            out.push(work_from_row(r, &run_sender)?);
+            out.push(rows::work(r, &run_sender)?);
         }
         // RETURNING gives no order; payouts go out in file order.
         out.sort_unstable_by_key(|w| w.id);

@@ -10,29 +10,13 @@ use super::Sqlite;
 use super::import::Import;
 use super::sql::{RUN_RANGE, state_list};
 use crate::machine::State;
+use crate::store::rows::{self, EARLIER_COLS};
 use crate::store::types::{Earlier, RunInfo};
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, params};
 
-/// Columns of an [`Earlier`], payouts `p` joined with runs `r`.
-const EARLIER_COLS: &str = "p.id, p.run_id, p.row, p.transaction_id, p.state, p.account_id,
-    p.amount, p.currency, p.method, r.file_path, r.created_at, r.finished_at IS NOT NULL";
-
 fn earlier_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Earlier> {
-    Ok(Earlier {
-        payout_id: r.get(0)?,
-        run_id: r.get(1)?,
-        row: r.get::<_, i64>(2)? as u64,
-        transaction_id: r.get(3)?,
-        state: r.get(4)?,
-        account_id: r.get(5)?,
-        amount: r.get(6)?,
-        currency: r.get(7)?,
-        method: r.get(8)?,
-        run_file: r.get(9)?,
-        run_created_at: r.get(10)?,
-        run_finished: r.get(11)?,
-    })
+    rows::earlier(r)
 }
 
 impl Import<'_> {

@@ -7,10 +7,11 @@
 use super::Sqlite;
 use super::sql::{
     RUN_COLS, RUN_RANGE, UNRESOLVED_COLS, WORK_COLS, run_from_row, run_sender, state_list,
-    unresolved_from_row, work_from_row,
+    unresolved_from_row,
 };
 use crate::machine::{NEEDS_OPERATOR, OPEN, State};
-use crate::store::report_rows::{SkippedRow, add_to_totals, beneficiary, merge_in_row_order};
+use crate::store::report_rows::{add_to_totals, merge_in_row_order};
+use crate::store::rows;
 use crate::store::types::{ReportRow, RunInfo, Totals, Unresolved, Work};
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, params};
@@ -68,7 +69,7 @@ impl Sqlite {
         let mut rows = stmt.query(params![run_id, state])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
-            out.push(work_from_row(r, &run_sender)?);
+            out.push(rows::work(r, &run_sender)?);
         }
         Ok(out)
     }
@@ -151,42 +152,13 @@ impl Sqlite {
                 let Some(r) = skipped.next()? else {
                     return Ok(None);
                 };
-                Ok(Some(
-                    SkippedRow {
-                        row: r.get::<_, i64>(0)? as u64,
-                        transaction_id: r.get(1)?,
-                        account_id: r.get(2)?,
-                        b_first: r.get(3)?,
-                        b_last: r.get(4)?,
-                        amount: r.get(5)?,
-                        currency: r.get(6)?,
-                        state: r.get(7)?,
-                        run_id: r.get(8)?,
-                        run_row: r.get::<_, i64>(9)? as u64,
-                        run_file: r.get(10)?,
-                        run_created_at: r.get(11)?,
-                    }
-                    .into_report_row(),
-                ))
+                Ok(Some(rows::skipped_report_row(r)?))
             },
             || {
                 let Some(r) = payouts.next()? else {
                     return Ok(None);
                 };
-                Ok(Some(ReportRow {
-                    row: r.get::<_, i64>(0)? as u64,
-                    transaction_id: r.get(1)?,
-                    account_id: r.get(2)?,
-                    beneficiary: beneficiary(r.get(3)?, r.get(4)?),
-                    amount: r.get(5)?,
-                    currency: r.get(6)?,
-                    state: r.get::<_, State>(7)?.as_str().to_string(),
-                    provider_code: r.get(8)?,
-                    provider_message: r.get(9)?,
-                    attempts: r.get::<_, i64>(10)? as u32,
-                    initiated_at: r.get(11)?,
-                    executed_at: r.get(12)?,
-                }))
+                Ok(Some(rows::report_row(r)?))
             },
             |r| f(&r),
         )

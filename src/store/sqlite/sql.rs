@@ -1,15 +1,17 @@
 //! SQL shared by the store's reads and writes: the run's rowid range, the
 //! timestamp expression, state lists built from the state machine's named
-//! sets, and the mapping of rows to [`RunInfo`], [`Work`] and
-//! [`Unresolved`]. A state name the state machine does not know is an error
+//! sets, and how SQLite reads a column for the row mappers of
+//! `store/rows.rs`. A state name the state machine does not know is an error
 //! here, never coerced to some other state.
 
 use crate::machine::State;
-use crate::provider::wire::{Beneficiary, InitiateRequest, Sender};
-use crate::store::types::{RunInfo, Unresolved, Work, merged_sender};
+use crate::provider::wire::Sender;
+use crate::store::rows::{self, Cols};
+pub(super) use crate::store::rows::{RUN_COLS, UNRESOLVED_COLS, WORK_COLS};
+use crate::store::types::{RunInfo, Unresolved};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, Type, ValueRef};
 
 /// The payouts of run `?1`, as a rowid range (see the `runs` table).
 pub(super) const RUN_RANGE: &str =
@@ -54,51 +56,33 @@ pub(super) fn sql_now(conn: &Connection) -> Result<String> {
         .query_row([], |r| r.get(0))?)
 }
 
-pub(super) const RUN_COLS: &str = "id, identity, file_sha256, label, file_path, provider, rows_total, rows_rejected, created_at, finished_at, period, sheet, id_scheme";
+/// How SQLite reads one column, for the mappers of `store/rows.rs`.
+impl Cols for rusqlite::Row<'_> {
+    type Error = rusqlite::Error;
+    fn text(&self, i: usize) -> rusqlite::Result<String> {
+        self.get(i)
+    }
+    fn opt_text(&self, i: usize) -> rusqlite::Result<Option<String>> {
+        self.get(i)
+    }
+    fn int(&self, i: usize) -> rusqlite::Result<i64> {
+        self.get(i)
+    }
+    fn flag(&self, i: usize) -> rusqlite::Result<bool> {
+        self.get(i)
+    }
+    fn invalid(&self, i: usize, why: String) -> rusqlite::Error {
+        rusqlite::Error::FromSqlConversionFailure(i, Type::Text, why.into())
+    }
+}
 
 pub(super) fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunInfo> {
-    Ok(RunInfo {
-        id: r.get(0)?,
-        identity: r.get(1)?,
-        file_sha256: r.get(2)?,
-        label: r.get(3)?,
-        file_path: r.get(4)?,
-        provider: r.get(5)?,
-        rows_total: r.get::<_, i64>(6)? as u64,
-        rows_rejected: r.get::<_, i64>(7)? as u64,
-        created_at: r.get(8)?,
-        finished_at: r.get(9)?,
-        period: r.get(10)?,
-        sheet: r.get(11)?,
-        id_scheme: r.get(12)?,
-    })
+    rows::run_info(r)
 }
-
-/// Columns of `payouts` that make an [`Unresolved`], in the order
-/// [`unresolved_from_row`] reads.
-pub(super) const UNRESOLVED_COLS: &str =
-    "id, run_id, row, transaction_id, account_id, amount, currency, state,
-                    COALESCE(provider_code, ''), COALESCE(provider_msg, '')";
 
 pub(super) fn unresolved_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Unresolved> {
-    Ok(Unresolved {
-        id: r.get(0)?,
-        run_id: r.get(1)?,
-        row: r.get::<_, i64>(2)? as u64,
-        transaction_id: r.get(3)?,
-        account_id: r.get(4)?,
-        amount: r.get(5)?,
-        currency: r.get(6)?,
-        state: r.get(7)?,
-        provider_code: r.get(8)?,
-        provider_message: r.get(9)?,
-    })
+    rows::unresolved(r)
 }
-
-/// Columns of `payouts` that make a [`Work`], in the order `work_from_row` reads.
-pub(super) const WORK_COLS: &str =
-    "id, row, state, transaction_id, wire_amount, currency, method, description,
-    account_id, b_first, b_last, b_phone, b_email, sender_json, attempts";
 
 /// The sender configured when the run was imported.
 pub(super) fn run_sender(conn: &Connection, run_id: i64) -> Result<Sender> {
@@ -106,32 +90,6 @@ pub(super) fn run_sender(conn: &Connection, run_id: i64) -> Result<Sender> {
         .prepare_cached("SELECT sender_json FROM runs WHERE id = ?1")?
         .query_row([run_id], |r| r.get(0))?;
     serde_json::from_str(&json).context("corrupt sender in the database")
-}
-
-pub(super) fn work_from_row(r: &rusqlite::Row<'_>, run_sender: &Sender) -> Result<Work> {
-    let state: State = r.get(2)?;
-    let sender = merged_sender(run_sender, r.get::<_, Option<String>>(13)?.as_deref())?;
-    Ok(Work {
-        id: r.get(0)?,
-        row: r.get::<_, i64>(1)? as u64,
-        state,
-        request: InitiateRequest {
-            transaction_id: r.get(3)?,
-            amount: r.get(4)?,
-            currency: r.get(5)?,
-            payout_method_id: r.get(6)?,
-            description: r.get(7)?,
-            account_id: r.get(8)?,
-            sender,
-            beneficiary: Beneficiary {
-                firstname: r.get(9)?,
-                lastname: r.get(10)?,
-                phone: r.get(11)?,
-                email: r.get(12)?,
-            },
-        },
-        attempts: r.get::<_, i64>(14)?.try_into().unwrap_or(u32::MAX),
-    })
 }
 
 #[cfg(test)]
