@@ -101,9 +101,12 @@ pub(crate) mod test_support {
             skipped_on_postgres();
             return None;
         };
-        let schema = format!("t_{:016x}", rand::random::<u64>());
+        let pid = std::process::id();
+        let schema = format!("t_{pid}_{:016x}", rand::random::<u64>());
         let mut client = postgres::Client::connect(&base, postgres::NoTls)
             .unwrap_or_else(|e| panic!("PAYRUN_TEST_POSTGRES={base} is unreachable: {e}"));
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(|| drop_schemas_of_ended_processes(&mut client));
         client
             .batch_execute(&format!("CREATE SCHEMA {schema}"))
             .unwrap();
@@ -111,6 +114,32 @@ pub(crate) mod test_support {
         Some(crate::store::Db::parse(&format!(
             "{base}{sep}options=-csearch_path%3D{schema}"
         )))
+    }
+
+    /// The schemas `pg_target` made in test processes that have ended.
+    /// A schema outlives its test (the store under test holds it until the
+    /// process ends), so each test process sweeps, once, what earlier ones
+    /// left: names carry the process id, and only those of processes no
+    /// longer running on this machine are dropped, never those of a test
+    /// process running beside this one.
+    fn drop_schemas_of_ended_processes(client: &mut postgres::Client) {
+        // Without /proc (not Linux) no process can be told ended: keep all.
+        if !std::path::Path::new("/proc/self").exists() {
+            return;
+        }
+        let Ok(rows) = client.query(
+            r"SELECT nspname FROM pg_namespace WHERE nspname ~ '^t_[0-9]+_[0-9a-f]{16}$'",
+            &[],
+        ) else {
+            return;
+        };
+        for row in rows {
+            let name: String = row.get(0);
+            let pid = name.split('_').nth(1).unwrap_or_default();
+            if !std::path::Path::new("/proc").join(pid).exists() {
+                let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"));
+            }
+        }
     }
 
     /// Says, where a plain `cargo test` shows it (straight to stderr, past
