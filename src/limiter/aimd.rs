@@ -79,6 +79,23 @@ const SLOW_PROBE_PER_SEC: f64 = 0.002;
 /// cautious decrease, a limit that rose) is found within a couple of minutes,
 /// while the usual cycle of twenty to forty seconds probes gently.
 const PROBE_SPEEDUP: Duration = Duration::from_secs(30);
+/// After a congestion event that measured the provider's limit while the
+/// rate had settled (a limit that dropped, or a probe that overran), the
+/// probe stays under the measurement this long before going past it: a
+/// limit just measured is the best estimate there is, and a pace above it
+/// only spends the provider's burst allowance until the next 429, whose
+/// `Retry-After` pause (a second at least) costs a fifth of a five-second
+/// window. Long enough that a run following a dropped limit keeps to it for
+/// a minute; short enough that a limit that rose is found a minute or two
+/// later. Not after slow start, whose measurement is only a first estimate
+/// taken in a burst: the probe verifies it.
+const MEASURED_HOLD: Duration = Duration::from_secs(60);
+/// See `MEASURED_HOLD`: how close to a limit just measured the probe goes
+/// while it holds. The count that measures it is exact to one call in a
+/// window of a few dozen, so a measurement may be a few percent off; a pace
+/// a percent and a half under it overruns such a limit by so little that
+/// the provider's burst allowance lasts the hold.
+const HOLD_SHARE: f64 = 0.985;
 /// An increase needs at least this much time of clean answers at the current
 /// rate (and at least one round trip): shorter epochs would act on noise.
 const MIN_EPOCH: Duration = Duration::from_millis(250);
@@ -188,6 +205,9 @@ pub struct Controller {
     event_pause_end: Option<Instant>,
     /// The congestion event last begun, measured while its pause lasts.
     open: Option<Open>,
+    /// A limit measured after the rate had settled: the probe stays under
+    /// `HOLD_SHARE` of it until the instant (`MEASURED_HOLD`).
+    hold: Option<(f64, Instant)>,
     /// The pace over the last seconds: the rate at which a refused call left.
     pace: PaceHistory,
     epoch_start: Instant,
@@ -224,6 +244,7 @@ impl Controller {
             last_decrease: None,
             event_pause_end: None,
             open: None,
+            hold: None,
             pace: PaceHistory::new(rate, now),
             epoch_start: now,
             sent_in_epoch: 0,
@@ -289,6 +310,10 @@ impl Controller {
                 }
             }
         };
+        let rate = match self.hold {
+            Some((limit, until)) if now < until => rate.min(HOLD_SHARE * limit).max(self.rate),
+            _ => rate,
+        };
         self.set_rate(rate, now);
         self.start_epoch(now);
     }
@@ -353,6 +378,12 @@ impl Controller {
                 // Never above the pace that met the 429s: a measurement
                 // above it is noise (answers bunched by latency jitter).
                 let onset = open.event.send_rate();
+                self.hold = match open.before_phase {
+                    Phase::SlowStart => None,
+                    Phase::Probe { .. } => {
+                        Some((measured.min(onset), open.event.first() + MEASURED_HOLD))
+                    }
+                };
                 // Just under the measured limit; the probe climbs fast up
                 // to the knee of the highest limit the count allows (a
                 // short window's range), slowly beyond.
@@ -364,6 +395,7 @@ impl Controller {
                 )
             }
             Reading::Onset(onset) => {
+                self.hold = None;
                 let beta = match open.before_phase {
                     Phase::SlowStart => SLOW_START_BETA,
                     Phase::Probe { .. } if open.repeat => REPEAT_BETA,

@@ -134,6 +134,11 @@ impl Event {
         self.accepted += 1;
     }
 
+    /// When its first 429 came back.
+    pub fn first(&self) -> Instant {
+        self.first
+    }
+
     /// The pace at which 429s started.
     pub fn send_rate(&self) -> f64 {
         self.send_rate

@@ -235,6 +235,48 @@ mod tests {
         }
     }
 
+    /// The drop the benchmark makes (400 → 100 calls/s, 20 s into the run)
+    /// and one after a minute at 400: from 10 s after the drop, every
+    /// 5-second window accepts at least 0.95 of the new limit to 50 s after
+    /// it (the benchmark's run lasts 40 s after it), with ≤ 2 %
+    /// 429s. A second congestion event in that span would fail it: its
+    /// `Retry-After` pause of a second costs a fifth of a window.
+    #[test]
+    fn keeps_to_a_dropped_limit_in_every_five_second_window() {
+        type Limit = fn(f64) -> f64;
+        let drops: [(usize, Limit); 2] = [
+            (20, |t| if t < 20.0 { 400.0 } else { 100.0 }),
+            (60, |t| if t < 60.0 { 400.0 } else { 100.0 }),
+        ];
+        for (drop, limit) in drops {
+            for (base, jitter) in [(50, 0), (300, 200), (100, 400)] {
+                let mut p = Provider::new(limit);
+                let mut lat = Latency::new(base, jitter);
+                let end = drop + 50;
+                let s = run(
+                    RateMode::Auto { ceiling: None },
+                    512,
+                    &mut p,
+                    &mut lat,
+                    end as u64,
+                );
+                for from in drop + 10..=end - 5 {
+                    let (rate, _) = summary(&s, from, from + 5);
+                    assert!(
+                        rate >= 0.95 * 100.0,
+                        "drop at {drop} s, {base}+{jitter} ms: {rate:.1} calls/s in [{from}, {}) s",
+                        from + 5
+                    );
+                }
+                let (_, share) = summary(&s, drop + 10, end);
+                assert!(
+                    share <= 0.02,
+                    "drop at {drop} s, {base}+{jitter} ms: 429 share {share:.4}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn no_429_storm_after_a_provider_pause() {
         for (base, jitter) in [(50, 0), (100, 400)] {

@@ -252,3 +252,52 @@ fn delivered_rate_folds_each_second_of_clean_answers_into_an_average() {
         c.delivered_rate()
     );
 }
+
+/// A settled pace (here a fixed rate) meets a provider accepting 100/s:
+/// 80 calls sent at 200/s, answered 400 ms later, every other one refused.
+fn measure_a_limit_of_100(c: &mut Controller, t0: Instant) {
+    for i in 0..80 {
+        let s = t0 + i * 5 * MS;
+        if i % 2 == 0 {
+            c.on_rate_limited(s, SEC, s + 400 * MS);
+        } else {
+            c.on_success(s, s + 400 * MS);
+        }
+    }
+}
+
+/// After an event that measured the limit while the rate had settled, the
+/// probe climbs no further than HOLD_SHARE of the measurement until
+/// MEASURED_HOLD after the event's first 429; then it goes on.
+#[test]
+fn after_a_measured_limit_the_probe_holds_under_it_then_goes_on() {
+    let t0 = Instant::now();
+    let mut c = Controller::new(Settings::new(RateMode::Fixed(200), 64), t0);
+    measure_a_limit_of_100(&mut c, t0);
+    let (limit, until) = c.hold.expect("a settled pace met a measured limit");
+    assert!((limit - 100.0).abs() < 5.0, "measured {limit}");
+    assert_eq!(until, t0 + 400 * MS + MEASURED_HOLD);
+    assert!(near(c.rate(), MEASURED_MARGIN * limit), "{}", c.rate());
+    // Clean for most of the hold: the probe stops at the cap.
+    let mut t = t0 + 2 * SEC;
+    while t + SEC < until {
+        send_until(&mut c, t, t + SEC);
+        t += SEC;
+        c.on_success(t - MS, t);
+    }
+    assert!(near(c.rate(), HOLD_SHARE * limit), "{}", c.rate());
+    // Past the hold the probe climbs again.
+    send_until(&mut c, t, until + SEC);
+    c.on_success(until + SEC - MS, until + SEC);
+    assert!(c.rate() > HOLD_SHARE * limit, "{}", c.rate());
+}
+
+/// Slow start's own event measures only a first estimate: no hold.
+#[test]
+fn the_measurement_ending_slow_start_does_not_hold() {
+    let t0 = Instant::now();
+    let mut c = Controller::new(Settings::new(RateMode::Auto { ceiling: None }, 64), t0);
+    measure_a_limit_of_100(&mut c, t0);
+    assert_eq!(c.congestion_events(), 1);
+    assert!(c.hold.is_none());
+}
