@@ -593,7 +593,11 @@ mod tests {
     /// times.
     fn send_n(c: &mut Controller, t: &mut Instant, n: usize) -> Vec<Instant> {
         let mut sent = Vec::new();
+        // Bounded: a pacer that never grants fails the test, not hangs it.
+        let mut steps = 0;
         while sent.len() < n {
+            steps += 1;
+            assert!(steps < 1_000_000, "the pacer never grants a slot");
             match c.try_send(*t) {
                 Ok(()) => sent.push(*t),
                 Err(at) => *t = at.max(*t + MS),
