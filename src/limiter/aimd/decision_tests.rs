@@ -301,3 +301,40 @@ fn the_measurement_ending_slow_start_does_not_hold() {
     assert_eq!(c.congestion_events(), 1);
     assert!(c.hold.is_none());
 }
+
+/// The hold ends at its instant: an increase due then goes past it.
+#[test]
+fn the_hold_ends_at_its_instant() {
+    let t0 = Instant::now();
+    let mut c = Controller::new(Settings::new(RateMode::Fixed(200), 64), t0);
+    measure_a_limit_of_100(&mut c, t0);
+    let (limit, until) = c.hold.expect("a settled pace met a measured limit");
+    let mut t = t0 + 2 * SEC;
+    while t + 2 * SEC < until {
+        send_until(&mut c, t, t + SEC);
+        t += SEC;
+        c.on_success(t - MS, t);
+    }
+    assert!(near(c.rate(), HOLD_SHARE * limit), "{}", c.rate());
+    send_until(&mut c, t, until);
+    c.on_success(until - MS, until);
+    assert!(c.rate() > HOLD_SHARE * limit, "{}", c.rate());
+}
+
+/// Answers that come back once an event's pause is over (from its last
+/// instant on) measure nothing more: the limit it measured stands, and a
+/// late refusal of a call sent before the event does not decide again.
+#[test]
+fn answers_after_the_pause_leave_the_measurement_as_it_is() {
+    let t0 = Instant::now();
+    let mut c = Controller::new(Settings::new(RateMode::Fixed(200), 64), t0);
+    measure_a_limit_of_100(&mut c, t0);
+    let rate = c.rate();
+    let end = c.paused_until(t0).expect("the event's pause");
+    // Stragglers sent before the event: one accepted, one refused, both
+    // answered as the pause ends.
+    c.on_success(t0 + 395 * MS, end);
+    c.on_rate_limited(t0 + 390 * MS, SEC, end);
+    assert_eq!(c.congestion_events(), 1);
+    assert!(near(c.rate(), rate), "{} after {rate}", c.rate());
+}
