@@ -115,10 +115,14 @@ pub fn init_logging(format: LogFormat, default: &str) {
 }
 
 /// The async runtime, built in this one place. `workers: None` lets tokio
-/// choose (one per core).
+/// choose (one per core); `Some(0)` runs every task on the calling thread
+/// (tokio's current-thread runtime): no hand-off between threads at all.
 pub fn runtime(workers: Option<usize>) -> Result<tokio::runtime::Runtime> {
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = workers {
+    let mut builder = match workers {
+        Some(0) => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    if let Some(n) = workers.filter(|&n| n > 0) {
         builder.worker_threads(n);
     }
     builder
