@@ -115,14 +115,10 @@ pub fn init_logging(format: LogFormat, default: &str) {
 }
 
 /// The async runtime, built in this one place. `workers: None` lets tokio
-/// choose (one per core); `Some(0)` runs every task on the calling thread
-/// (tokio's current-thread runtime): no hand-off between threads at all.
+/// choose (one per core).
 pub fn runtime(workers: Option<usize>) -> Result<tokio::runtime::Runtime> {
-    let mut builder = match workers {
-        Some(0) => tokio::runtime::Builder::new_current_thread(),
-        _ => tokio::runtime::Builder::new_multi_thread(),
-    };
-    if let Some(n) = workers.filter(|&n| n > 0) {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = workers {
         builder.worker_threads(n);
     }
     builder
