@@ -21,7 +21,11 @@ use std::path::{Path, PathBuf};
 /// One async worker: the engine's async side is I/O and JSON, which one core
 /// drives at tens of thousands of calls/s; validation and the database
 /// writer have threads of their own. Measured on the 2-core benchmark
-/// machine, a second worker only added cross-thread wake-ups.
+/// machine, a second worker only added cross-thread wake-ups. No worker
+/// thread at all (tokio's current-thread runtime, every task on the main
+/// thread) cost a quarter less CPU per call but followed a dropped provider
+/// limit less closely (docs/PERFORMANCE.md, "Cost per call"), so it is not
+/// used.
 const RUN_WORKERS: usize = 1;
 
 /// Test hook: the retry backoff base in milliseconds (cap 50 × base). Read

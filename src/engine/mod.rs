@@ -375,7 +375,14 @@ pub async fn run(
         store.mark_finished(run.id)?;
     }
     let style = report::ReportStyle::of_input(&settings.file, settings.config.report_language());
-    let totals = report::write_and_record(&mut store, run.id, &settings.report, &style)?;
+    // The verdict is read from the rows in the pass that writes the report;
+    // nothing changes them between the two.
+    let initiate_only = settings.engine.initiate_only;
+    let mut verdict = verdict::Verdict::default();
+    let totals =
+        report::write_and_record(&mut store, run.id, &settings.report, &style, &mut |r| {
+            verdict.add(r, initiate_only)
+        })?;
     let approval = if settings.engine.initiate_only {
         let control = approval::control_totals(&totals);
         let path = import::sibling(&settings.report, approval::APPROVAL_FILE);
@@ -403,7 +410,6 @@ pub async fn run(
         None
     };
     let skipped = store.skipped_count(run.id)?;
-    let verdict = verdict::Verdict::load(&store, run.id, settings.engine.initiate_only)?;
     if let Some(s) = provider.sandbox.take() {
         s.shutdown().await.ok();
     }

@@ -213,13 +213,11 @@ impl Progress {
         }
     }
 
-    pub(super) fn finish(self) {
+    pub(super) async fn finish(self) {
         self.done.store(true, Ordering::Relaxed);
         if let Some(t) = self.task {
             // Let it draw its last line; it checks `done` every tick.
-            tokio::task::block_in_place(|| {
-                let _ = tokio::runtime::Handle::current().block_on(t);
-            });
+            let _ = t.await;
         }
     }
 }

@@ -240,7 +240,7 @@ pub async fn execute_run(
         Ok(())
     };
     drop(listener);
-    progress.finish();
+    progress.finish().await;
     if let Some(e) = pool.error {
         return Err(e);
     }

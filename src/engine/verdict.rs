@@ -82,7 +82,8 @@ impl Verdict {
         v
     }
 
-    fn add(&mut self, r: &ReportRow, initiate_only: bool) {
+    /// Counts one report row (every row of the run once).
+    pub fn add(&mut self, r: &ReportRow, initiate_only: bool) {
         let Ok(state) = State::parse(&r.state) else {
             return;
         };

@@ -260,6 +260,13 @@ mod tests {
                     &mut lat,
                     end as u64,
                 );
+                let worst = (drop + 10..=end - 5)
+                    .map(|from| summary(&s, from, from + 5).0)
+                    .fold(f64::INFINITY, f64::min);
+                let (_, share) = summary(&s, drop + 10, end);
+                eprintln!(
+                    "drop at {drop} s, {base}+{jitter} ms: worst 5 s window {worst:.1} calls/s, 429 share {share:.4}"
+                );
                 for from in drop + 10..=end - 5 {
                     let (rate, _) = summary(&s, from, from + 5);
                     assert!(
@@ -268,7 +275,6 @@ mod tests {
                         from + 5
                     );
                 }
-                let (_, share) = summary(&s, drop + 10, end);
                 assert!(
                     share <= 0.02,
                     "drop at {drop} s, {base}+{jitter} ms: 429 share {share:.4}"

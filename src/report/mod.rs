@@ -14,7 +14,7 @@ pub mod xlsx;
 
 use crate::output::safe_cell;
 use crate::payout::State;
-use crate::store::{ReportTarget, Store, Totals};
+use crate::store::{ReportRow, ReportTarget, Store, Totals};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -66,11 +66,28 @@ pub fn write_report_styled(
     path: &Path,
     style: &ReportStyle,
 ) -> Result<Totals> {
+    write_report_seeing(store, run_id, path, style, &mut |_| {})
+}
+
+/// [`write_report_styled`], showing every report row once to `seen` (in
+/// the pass that writes a CSV report; a workbook's rows in a pass of their
+/// own): what a caller needs of the rows without reading them again.
+fn write_report_seeing(
+    store: &Store,
+    run_id: i64,
+    path: &Path,
+    style: &ReportStyle,
+    seen: &mut dyn FnMut(&ReportRow),
+) -> Result<Totals> {
     if is_workbook(path) {
         let bytes = xlsx::workbook(store, run_id, style.language)?;
         write_atomically(path, |w| Ok(w.write_all(&bytes)?))?;
+        store.for_each_report_row(run_id, |r| {
+            seen(r);
+            Ok(())
+        })?;
     } else {
-        write_csv_report(store, run_id, path, style)?;
+        write_csv_report(store, run_id, path, style, seen)?;
     }
     let totals = store.totals(run_id)?;
     let rejected = store.run(run_id)?.map(|r| r.rows_rejected).unwrap_or(0);
@@ -98,13 +115,16 @@ pub fn write_report_styled(
 
 /// Writes the report and records where and how, so `payrun reconcile` can
 /// write it again after settling a payout.
+///
+/// Every report row is shown once to `seen`.
 pub fn write_and_record(
     store: &mut Store,
     run_id: i64,
     path: &Path,
     style: &ReportStyle,
+    seen: &mut dyn FnMut(&ReportRow),
 ) -> Result<Totals> {
-    let totals = write_report_styled(store, run_id, path, style)?;
+    let totals = write_report_seeing(store, run_id, path, style, seen)?;
     // Absolute, so a later command from another directory finds it.
     let recorded = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     store.set_report_target(
@@ -145,11 +165,18 @@ fn csv_writer<W: Write>(mut w: W, style: &ReportStyle) -> Result<csv::Writer<W>>
         .from_writer(w))
 }
 
-fn write_csv_report(store: &Store, run_id: i64, path: &Path, style: &ReportStyle) -> Result<()> {
+fn write_csv_report(
+    store: &Store,
+    run_id: i64,
+    path: &Path,
+    style: &ReportStyle,
+    seen: &mut dyn FnMut(&ReportRow),
+) -> Result<()> {
     write_atomically(path, |w| {
         let mut csv = csv_writer(w, style)?;
         csv.write_record(style::report_header(style.language))?;
         store.for_each_report_row(run_id, |r| {
+            seen(r);
             let row = r.row.to_string();
             let attempts = r.attempts.to_string();
             csv.write_record([

@@ -2,7 +2,9 @@
 //! commits whatever claims and transitions queued up while the previous
 //! commit was in flight, in one transaction (group commit: one fsync for
 //! many payouts). Every command is answered only once its transaction is
-//! durable, with a [`WriteError`] if it is not.
+//! durable, with a [`WriteError`] if it is not. The answers of one commit
+//! go back to the async side in one hand-off ([`Deliveries`]): one wake-up
+//! of the runtime's thread per commit, not one per command.
 
 use super::Store;
 use super::errors::WriteError;
@@ -37,6 +39,9 @@ pub struct Writer {
     tx: mpsc::Sender<Cmd>,
 }
 
+/// The answers of one commit, handed to the async side at once.
+type Deliveries = Vec<(Cmd, Result<Vec<Work>, WriteError>)>;
+
 /// Returns the store when the writer stops.
 pub struct WriterThread {
     join: JoinHandle<Store>,
@@ -57,12 +62,24 @@ impl WriterThread {
 }
 
 impl Writer {
-    /// Moves `store` onto a writer thread.
+    /// Moves `store` onto a writer thread. Inside a tokio runtime, the
+    /// answers of each commit are handed back through one task spawned on
+    /// it (one wake-up of the runtime per commit); outside one, each is
+    /// sent from the writer thread.
     pub fn spawn(store: Store) -> (Writer, WriterThread) {
         let (tx, rx) = mpsc::channel::<Cmd>();
+        let hand_back = tokio::runtime::Handle::try_current().ok().map(|rt| {
+            let (done, mut answers) = tokio::sync::mpsc::unbounded_channel::<Deliveries>();
+            rt.spawn(async move {
+                while let Some(batch) = answers.recv().await {
+                    deliver(batch);
+                }
+            });
+            done
+        });
         let join = std::thread::Builder::new()
             .name("payrun-store".into())
-            .spawn(move || writer_loop(store, rx))
+            .spawn(move || writer_loop(store, rx, hand_back))
             .expect("cannot spawn the database writer thread");
         (Writer { tx: tx.clone() }, WriterThread { join, tx })
     }
@@ -90,7 +107,26 @@ impl Writer {
     }
 }
 
-fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
+/// Sends each command's answer to whoever waits for it.
+fn deliver(batch: Deliveries) {
+    for (cmd, result) in batch {
+        match cmd {
+            Cmd::Claim { reply, .. } => {
+                let _ = reply.send(result);
+            }
+            Cmd::Apply { reply, .. } => {
+                let _ = reply.send(result.map(|_| ()));
+            }
+            Cmd::Stop => {}
+        }
+    }
+}
+
+fn writer_loop(
+    mut store: Store,
+    rx: mpsc::Receiver<Cmd>,
+    hand_back: Option<tokio::sync::mpsc::UnboundedSender<Deliveries>>,
+) -> Store {
     let (mut groups, mut commands) = (0u64, 0u64);
     let started = std::time::Instant::now();
     let mut busy = std::time::Duration::ZERO;
@@ -116,16 +152,13 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) -> Store {
         commands += group.len() as u64;
         let results = commit(&mut store, &group);
         busy += t0.elapsed();
-        for (cmd, result) in group.into_iter().zip(results) {
-            match cmd {
-                Cmd::Claim { reply, .. } => {
-                    let _ = reply.send(result);
-                }
-                Cmd::Apply { reply, .. } => {
-                    let _ = reply.send(result.map(|_| ()));
-                }
-                Cmd::Stop => {}
+        let batch: Deliveries = group.into_iter().zip(results).collect();
+        match &hand_back {
+            // The runtime gone (its task ended): nobody waits any more.
+            Some(hand_back) => {
+                let _ = hand_back.send(batch);
             }
+            None => deliver(batch),
         }
     }
     tracing::debug!(
