@@ -7,8 +7,7 @@
 //! currencies and counts only.
 
 use crate::machine::State;
-use crate::store::{ReportRow, Store};
-use anyhow::Result;
+use crate::store::ReportRow;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -101,16 +100,6 @@ impl Verdict {
             State::Cancelled => self.cancelled += 1,
             _ => self.open.add(r.row),
         }
-    }
-
-    /// Reads the run's rows from the database.
-    pub fn load(store: &Store, run_id: i64, initiate_only: bool) -> Result<Verdict> {
-        let mut v = Verdict::default();
-        store.for_each_report_row(run_id, |r| {
-            v.add(r, initiate_only);
-            Ok(())
-        })?;
-        Ok(v)
     }
 
     /// Nothing is left for the operator to do.

@@ -4,18 +4,20 @@
 use super::*;
 use std::time::SystemTime;
 
-const SENT: Sent<'static> = Sent {
+/// The request the tables' answers reply to (shared with
+/// `classify/tests.rs`).
+pub(super) const SENT: Sent<'static> = Sent {
     transaction_id: "tx-1",
     amount: Some("1500"),
     currency: Some("XOF"),
     account: Some("+2250700000001"),
 };
 
-fn profile(text: &str) -> Profile {
+pub(super) fn profile(text: &str) -> Profile {
     Profile::from_spec(&toml::from_str(text).unwrap()).unwrap()
 }
 
-fn answer(call: CallKind, http: u16, body: &str, p: &Profile) -> Outcome {
+pub(super) fn answer(call: CallKind, http: u16, body: &str, p: &Profile) -> Outcome {
     let a = Answer {
         http,
         retry_after: None,

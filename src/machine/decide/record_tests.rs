@@ -3,29 +3,8 @@
 //! whether the call's requests add to the payout's attempts, and the
 //! progress counter it moves. The states are in `tests.rs`.
 
+use super::tests::{REDIRECT, REFUSED, certain, uncertain};
 use super::*;
-
-const REFUSED: Answer = Answer::Refused {
-    transaction_failed: false,
-    insufficient_balance: false,
-};
-const REDIRECT: Answer = Answer::ConfigStop(ConfigKind::Redirect);
-
-fn certain() -> Facts {
-    Facts {
-        resumed: false,
-        maybe_landed: false,
-        sent: 1,
-    }
-}
-
-fn uncertain() -> Facts {
-    Facts {
-        resumed: false,
-        maybe_landed: true,
-        sent: 2,
-    }
-}
 
 /// (note, counter, stamp initiated, stamp executed, add the attempts)
 type Record = (Note, Option<Count>, bool, bool, bool);

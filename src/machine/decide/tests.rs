@@ -5,7 +5,7 @@ use super::*;
 use crate::machine::allowed;
 use proptest::prelude::*;
 
-const REFUSED: Answer = Answer::Refused {
+pub(super) const REFUSED: Answer = Answer::Refused {
     transaction_failed: false,
     insufficient_balance: false,
 };
@@ -18,7 +18,8 @@ const NO_BALANCE: Answer = Answer::Refused {
     insufficient_balance: true,
 };
 
-fn certain() -> Facts {
+/// One request, surely answered (shared with `record_tests.rs`).
+pub(super) fn certain() -> Facts {
     Facts {
         resumed: false,
         maybe_landed: false,
@@ -26,7 +27,8 @@ fn certain() -> Facts {
     }
 }
 
-fn uncertain() -> Facts {
+/// Two requests, one of which may have landed.
+pub(super) fn uncertain() -> Facts {
     Facts {
         resumed: false,
         maybe_landed: true,
@@ -37,7 +39,7 @@ fn uncertain() -> Facts {
 use State::*;
 use StopKind::{Unauthorized as Unauth, Unreachable};
 
-const REDIRECT: Answer = Answer::ConfigStop(ConfigKind::Redirect);
+pub(super) const REDIRECT: Answer = Answer::ConfigStop(ConfigKind::Redirect);
 const CFG_REDIRECT: StopKind = StopKind::Config(ConfigKind::Redirect);
 
 /// (answer, facts, expected to-state, expected stop)

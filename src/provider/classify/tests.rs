@@ -5,30 +5,9 @@
 
 use super::*;
 use crate::provider::outcome::{Outcome, StopKind};
-use crate::provider::profile::{Profile, ProfileSpec};
+use crate::provider::profile::Profile;
+use crate::provider::tests::{SENT, answer, profile};
 use std::time::SystemTime;
-
-const SENT: Sent<'static> = Sent {
-    transaction_id: "tx-1",
-    amount: Some("1500"),
-    currency: Some("XOF"),
-    account: Some("+2250700000001"),
-};
-
-fn profile(text: &str) -> Profile {
-    let spec: ProfileSpec = toml::from_str(text).unwrap();
-    Profile::from_spec(&spec).unwrap()
-}
-
-fn answer(call: CallKind, http: u16, body: &str, p: &Profile) -> Outcome {
-    let a = Answer {
-        http,
-        retry_after: None,
-        body: Body::Complete(body.as_bytes()),
-        received: SystemTime::now(),
-    };
-    classify(call, &SENT, &a, p)
-}
 
 fn detail(o: &Outcome) -> &str {
     match o {
