@@ -6,6 +6,12 @@ use clap::Parser;
 use payrun::cmd;
 use payrun::exit::Exit;
 
+// glibc's allocator was an eighth of a run's CPU at thousands of provider
+// calls per second (perf, issue 15; docs/PERFORMANCE.md); mimalloc's
+// thread-local free lists take most of that away.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let cli = match cmd::Cli::try_parse() {
         Ok(cli) => cli,

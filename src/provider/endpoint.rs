@@ -88,6 +88,14 @@ impl BaseUrl {
         url.set_path(&format!("{base}/{path}"));
         url
     }
+
+    /// [`BaseUrl::join`] in the form the HTTP transport sends.
+    pub fn join_uri(&self, path: &str) -> Result<http::Uri, BaseUrlError> {
+        let url = self.join(path);
+        url.as_str()
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| BaseUrlError::Invalid(format!("{url}: {e}")))
+    }
 }
 
 #[cfg(test)]

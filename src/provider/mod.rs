@@ -20,6 +20,7 @@ pub mod outcome;
 pub mod probe;
 pub mod profile;
 pub mod status;
+mod transport;
 pub mod wire;
 
 pub use classify::{
@@ -29,12 +30,14 @@ pub use endpoint::{BaseUrl, BaseUrlError};
 pub use outcome::{MAX_MESSAGE_CHARS, Outcome, Scrubber, StopKind};
 pub use profile::{Profile, ProfileError, ProfileSpec};
 
-use anyhow::{Context, Result};
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use anyhow::Result;
+use http::header::{ACCEPT, HeaderName, HeaderValue};
+use http::{Method, Uri};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+use transport::{BodyError, Failure, Http, Limits};
 use wire::{ExecuteRequest, InitiateRequest, PayRequest};
 
 /// Upper bound on one call, send to answer. Long enough for a slow provider
@@ -48,19 +51,25 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// hostile body cannot grow memory (a body over it is `Ambiguous`, never
 /// buffered further).
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
+/// Idle connections kept open to the provider: as many as calls in flight
+/// at the highest concurrency, so a busy run does not reconnect.
+const IDLE_CONNECTIONS: usize = 256;
+
+/// JSON in, JSON out: the headers of the payout calls.
+const JSON: [(HeaderName, &str); 1] = [(ACCEPT, "application/json")];
 
 /// The provider client. Cheap to clone (one shared connection pool).
 #[derive(Clone)]
 pub struct Client {
-    http: reqwest::Client,
+    http: Http,
     base: BaseUrl,
     profile: Arc<Profile>,
     scrubber: Scrubber,
-    // Built once: URL parsing (with IDNA) per request was a visible share
-    // of the client's CPU at thousands of calls per second.
-    initiates: reqwest::Url,
-    executes: reqwest::Url,
-    pay: reqwest::Url,
+    // Parsed once: URL parsing per request was a visible share of the
+    // client's CPU at thousands of calls per second.
+    initiates: Uri,
+    executes: Uri,
+    pay: Uri,
 }
 
 impl std::fmt::Debug for Client {
@@ -80,7 +89,9 @@ impl Client {
     /// Builds a client for `base_url` (checked: https except loopback, no
     /// credentials, query or fragment). The key is put in a sensitive
     /// header value once, here, and kept otherwise only to redact it from
-    /// answers. Redirects are never followed.
+    /// answers. Redirects are never followed. An https provider is reached
+    /// through the proxy `HTTPS_PROXY` (or `ALL_PROXY`) names, unless
+    /// `NO_PROXY` lists its host.
     pub fn with_profile(
         base_url: &str,
         api_key: &SecretString,
@@ -92,21 +103,18 @@ impl Client {
                 anyhow::anyhow!("the API key contains characters not allowed in an HTTP header")
             })?;
         auth.set_sensitive(true);
-        let mut headers = HeaderMap::new();
-        headers.insert(AUTHORIZATION, auth);
-        let http = reqwest::Client::builder()
-            .default_headers(headers)
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(REQUEST_TIMEOUT)
-            .connect_timeout(CONNECT_TIMEOUT)
-            .pool_max_idle_per_host(256)
-            .tcp_nodelay(true)
-            .build()
-            .context("cannot build the HTTP client")?;
+        let limits = Limits {
+            request: REQUEST_TIMEOUT,
+            connect: CONNECT_TIMEOUT,
+            max_body: MAX_BODY_BYTES,
+            idle_per_host: IDLE_CONNECTIONS,
+        };
+        let proxies = hyper_util::client::proxy::matcher::Matcher::from_env();
+        let http = Http::new(auth, &base.join_uri("")?, &proxies, limits);
         Ok(Client {
-            initiates: base.join("initiates"),
-            executes: base.join("executes"),
-            pay: base.join("pay"),
+            initiates: base.join_uri("initiates")?,
+            executes: base.join_uri("executes")?,
+            pay: base.join_uri("pay")?,
             http,
             base,
             profile: Arc::new(profile),
@@ -125,25 +133,19 @@ impl Client {
 
     /// `POST /initiates`.
     pub async fn initiate(&self, req: &InitiateRequest) -> Outcome {
-        let rb = self
-            .http
-            .post(self.initiates.clone())
-            .header(ACCEPT, "application/json");
         let sent = Sent {
             transaction_id: &req.transaction_id,
             amount: Some(&req.amount),
             currency: Some(&req.currency),
             account: Some(&req.account_id),
         };
-        self.send(rb, req, CallKind::Initiate, &sent).await
+        self.exchange(&self.initiates, &JSON, req, CallKind::Initiate, &sent)
+            .await
+            .outcome
     }
 
     /// `POST /executes`.
     pub async fn execute(&self, transaction_id: &str) -> Outcome {
-        let rb = self
-            .http
-            .post(self.executes.clone())
-            .header(ACCEPT, "application/json");
         let req = ExecuteRequest {
             transaction_id: transaction_id.to_string(),
         };
@@ -151,39 +153,35 @@ impl Client {
             transaction_id,
             ..Sent::default()
         };
-        self.send(rb, &req, CallKind::Execute, &sent).await
+        self.exchange(&self.executes, &JSON, &req, CallKind::Execute, &sent)
+            .await
+            .outcome
     }
 
     /// `POST /pay`, with the headers the provider names for it.
     pub async fn pay(&self, req: &PayRequest) -> Outcome {
-        let rb = self
-            .http
-            .post(self.pay.clone())
-            .header("X-Requested-With", "XMLHttpRequest");
+        let headers = [(
+            HeaderName::from_static("x-requested-with"),
+            "XMLHttpRequest",
+        )];
         let sent = Sent {
             transaction_id: &req.transaction_id,
             amount: Some(&req.amount),
             currency: Some(&req.currency),
             account: None,
         };
-        self.send(rb, req, CallKind::Pay, &sent).await
+        self.exchange(&self.pay, &headers, req, CallKind::Pay, &sent)
+            .await
+            .outcome
     }
 
-    async fn send<T: Serialize>(
-        &self,
-        rb: reqwest::RequestBuilder,
-        body: &T,
-        call: CallKind,
-        sent: &Sent<'_>,
-    ) -> Outcome {
-        self.exchange(rb, body, call, sent).await.outcome
-    }
-
-    /// One request and its classified answer, with the raw status and body
-    /// kept for `probe` (the body as read, within the cap, not scrubbed).
+    /// One POST of `body` as JSON and its classified answer, with the raw
+    /// status and body kept for `probe` (the body as read, within the cap,
+    /// not scrubbed).
     async fn exchange<T: Serialize>(
         &self,
-        rb: reqwest::RequestBuilder,
+        to: &Uri,
+        headers: &[(HeaderName, &'static str)],
         body: &T,
         call: CallKind,
         sent: &Sent<'_>,
@@ -196,42 +194,33 @@ impl Client {
                 });
             }
         };
-        let resp = rb
-            .header(CONTENT_TYPE, "application/json")
-            .body(body)
-            .send()
-            .await;
-        let resp = match resp {
+        let reply = match self.http.call(Method::POST, to, headers, Some(body)).await {
             Ok(r) => r,
-            Err(e) => {
-                return Exchange::without_answer(
-                    classify_transport_error(&e).scrubbed(&self.scrubber),
-                );
+            Err(failure) => {
+                let outcome = match failure {
+                    Failure::NotSent(detail) => Outcome::NotSent { detail },
+                    // Once bytes may have left, the provider may have acted.
+                    Failure::MaybeSent(detail) => Outcome::Ambiguous { detail },
+                };
+                return Exchange::without_answer(outcome.scrubbed(&self.scrubber));
             }
         };
-        let http = resp.status().as_u16();
-        let retry_after = resp
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
         let received = SystemTime::now();
-        let read = read_capped(resp).await;
-        let body = match &read {
+        let body = match &reply.body {
             Ok(bytes) => Body::Complete(bytes),
             Err(BodyError::TooLarge) => Body::TooLarge,
             Err(BodyError::Broken(e)) => Body::Unreadable(e),
         };
         let answer = Answer {
-            http,
-            retry_after: retry_after.as_deref(),
+            http: reply.http,
+            retry_after: reply.retry_after.as_deref(),
             body,
             received,
         };
         let outcome = classify(call, sent, &answer, &self.profile).scrubbed(&self.scrubber);
         Exchange {
-            http: Some(http),
-            body: read.ok(),
+            http: Some(reply.http),
+            body: reply.body.ok(),
             outcome,
         }
     }
@@ -253,56 +242,6 @@ impl Exchange {
             outcome,
         }
     }
-}
-
-enum BodyError {
-    TooLarge,
-    Broken(String),
-}
-
-/// Reads the body chunk by chunk, stopping at [`MAX_BODY_BYTES`].
-async fn read_capped(mut resp: reqwest::Response) -> std::result::Result<Vec<u8>, BodyError> {
-    if resp
-        .content_length()
-        .is_some_and(|n| n > MAX_BODY_BYTES as u64)
-    {
-        return Err(BodyError::TooLarge);
-    }
-    let mut buf = Vec::new();
-    loop {
-        match resp.chunk().await {
-            Ok(Some(chunk)) => {
-                if buf.len() + chunk.len() > MAX_BODY_BYTES {
-                    return Err(BodyError::TooLarge);
-                }
-                buf.extend_from_slice(&chunk);
-            }
-            Ok(None) => return Ok(buf),
-            Err(e) => return Err(BodyError::Broken(error_chain(&e))),
-        }
-    }
-}
-
-fn classify_transport_error(e: &reqwest::Error) -> Outcome {
-    let detail = error_chain(e);
-    if e.is_connect() || e.is_builder() {
-        Outcome::NotSent { detail }
-    } else {
-        // Timeout after send, reset, or anything else once bytes may have
-        // left: the provider may have acted on it.
-        Outcome::Ambiguous { detail }
-    }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(cause) = src {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        src = cause.source();
-    }
-    s
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@ use super::classify::{CallKind, Sent};
 use super::wire::{Beneficiary, ExecuteRequest, InitiateRequest, Sender};
 use super::{Client, Exchange, Outcome};
 use rand::Rng;
-use reqwest::header::ACCEPT;
 use secrecy::SecretString;
 use serde_json::Value;
 
@@ -93,25 +92,24 @@ fn class_of(o: &Outcome) -> &'static str {
 
 impl Client {
     async fn probe_initiate(&self, req: &InitiateRequest) -> Exchange {
-        let rb = self
-            .http
-            .post(self.initiates.clone())
-            .header(ACCEPT, "application/json");
         let sent = Sent {
             transaction_id: &req.transaction_id,
             amount: Some(&req.amount),
             currency: Some(&req.currency),
             account: Some(&req.account_id),
         };
-        self.exchange(rb, req, CallKind::Initiate, &sent).await
+        self.exchange(
+            &self.initiates,
+            &super::JSON,
+            req,
+            CallKind::Initiate,
+            &sent,
+        )
+        .await
     }
 
     /// An execute of an id that was never initiated: nothing to pay.
     async fn probe_execute_absent(&self, transaction_id: &str) -> Exchange {
-        let rb = self
-            .http
-            .post(self.executes.clone())
-            .header(ACCEPT, "application/json");
         let req = ExecuteRequest {
             transaction_id: transaction_id.to_string(),
         };
@@ -119,7 +117,8 @@ impl Client {
             transaction_id,
             ..Sent::default()
         };
-        self.exchange(rb, &req, CallKind::Execute, &sent).await
+        self.exchange(&self.executes, &super::JSON, &req, CallKind::Execute, &sent)
+            .await
     }
 
     fn step(&self, question: &'static str, request: String, x: &Exchange) -> Step {

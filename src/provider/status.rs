@@ -5,7 +5,8 @@
 
 use super::Client;
 use super::profile::Class;
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use super::transport::Failure;
+use http::Method;
 
 /// What the provider says about one transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,27 +55,34 @@ impl Client {
         let call = self.profile.status_call.as_ref()?;
         let id = encode_segment(transaction_id);
         let path = call.path.replace("{transactionId}", &id);
-        let url = self.base.join(path.trim_start_matches('/'));
-        let rb = if call.method == "POST" {
-            self.http
-                .post(url)
-                .header(CONTENT_TYPE, "application/json")
-                .body(serde_json::json!({ "transactionId": transaction_id }).to_string())
+        let url = match self.base.join_uri(path.trim_start_matches('/')) {
+            Ok(u) => u,
+            Err(e) => return Some(TxStatus::Unreadable(e.to_string())),
+        };
+        let (method, body) = if call.method == "POST" {
+            let body = serde_json::json!({ "transactionId": transaction_id }).to_string();
+            (Method::POST, Some(body.into_bytes()))
         } else {
-            self.http.get(url)
+            (Method::GET, None)
         };
-        let resp = match rb.header(ACCEPT, "application/json").send().await {
+        let reply = match self.http.call(method, &url, &super::JSON, body).await {
             Ok(r) => r,
-            Err(e) => return Some(TxStatus::Unreadable(self.scrubber.redact(&e.to_string()))),
+            Err(Failure::NotSent(e) | Failure::MaybeSent(e)) => {
+                return Some(TxStatus::Unreadable(self.scrubber.redact(&e)));
+            }
         };
-        let http = resp.status().as_u16();
+        let http = reply.http;
         if http == 404 {
             return Some(TxStatus::NotFound);
         }
-        let bytes = match resp.bytes().await {
-            Ok(b) if b.len() <= super::MAX_BODY_BYTES => b,
-            Ok(_) => return Some(TxStatus::Unreadable("answer too large".into())),
-            Err(e) => return Some(TxStatus::Unreadable(self.scrubber.redact(&e.to_string()))),
+        let bytes = match reply.body {
+            Ok(b) => b,
+            Err(super::transport::BodyError::TooLarge) => {
+                return Some(TxStatus::Unreadable("answer too large".into()));
+            }
+            Err(super::transport::BodyError::Broken(e)) => {
+                return Some(TxStatus::Unreadable(self.scrubber.redact(&e)));
+            }
         };
         if !(200..300).contains(&http) {
             return Some(TxStatus::Unreadable(format!("HTTP {http}")));
