@@ -114,17 +114,31 @@ pub fn init_logging(format: LogFormat, default: &str) {
     };
 }
 
-/// The async runtime, built in this one place. `workers: None` lets tokio
-/// choose (one per core).
-pub fn runtime(workers: Option<usize>) -> Result<tokio::runtime::Runtime> {
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = workers {
-        builder.worker_threads(n);
-    }
+/// The async runtime, built in this one place. `Threads::PerCore` lets
+/// tokio choose (one worker per core).
+pub fn runtime(threads: Threads) -> Result<tokio::runtime::Runtime> {
+    let mut builder = match threads {
+        Threads::Caller => tokio::runtime::Builder::new_current_thread(),
+        Threads::Workers(n) => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(n);
+            b
+        }
+        Threads::PerCore => tokio::runtime::Builder::new_multi_thread(),
+    };
     builder
         .enable_all()
         .build()
         .context("cannot start the async runtime")
+}
+
+/// Where a command's async tasks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// On the thread that starts the runtime, with no worker thread.
+    Caller,
+    Workers(usize),
+    PerCore,
 }
 
 /// The process's stop signals, watched from [`Signals::install`] on (inside

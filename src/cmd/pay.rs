@@ -2,7 +2,7 @@
 //! standard input, never flags), resolves the provider, sends once through
 //! [`crate::card::pay`], and prints the outcome as text or JSON.
 
-use super::{LogFormat, init_logging, runtime};
+use super::{LogFormat, Threads, init_logging, runtime};
 use crate::card::{CardRequest, Defaults, InvalidRequest, YearMonth, outcome, pay, read_request};
 use crate::config::Config;
 use crate::exit::Exit;
@@ -73,7 +73,7 @@ pub fn command(args: PayArgs) -> Result<Exit> {
         let key = config.api_key()?;
         Client::new(&base_url, &key)?
     };
-    let report = runtime(Some(1))?.block_on(pay(&client, request));
+    let report = runtime(Threads::Workers(1))?.block_on(pay(&client, request));
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Text => write!(out, "{}", report.to_text())?,

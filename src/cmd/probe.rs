@@ -4,7 +4,7 @@
 //! looks safe, and a profile to start from. The library part is
 //! `provider::probe`.
 
-use super::runtime;
+use super::{Threads, runtime};
 use crate::config::Config;
 use crate::exit::Exit;
 use crate::provider::Client;
@@ -57,7 +57,7 @@ pub fn command(args: ProbeArgs) -> Result<Exit> {
         amount: args.amount.clone(),
         sender: (&cfg.sender).into(),
     };
-    let rt = runtime(Some(1))?;
+    let rt = runtime(Threads::Workers(1))?;
     let report = rt.block_on(probe::probe(&client, &settings))?;
     let mut out = std::io::stdout().lock();
     writeln!(

@@ -4,7 +4,7 @@
 //! payouts (`--resend`), or prints the audit trail (`--audit`). The library
 //! parts are `engine::reconcile` and `crate::reconcile`.
 
-use super::runtime;
+use super::{Threads, runtime};
 use crate::config::Config;
 use crate::engine::reconcile as lib;
 use crate::exit::Exit;
@@ -197,7 +197,7 @@ fn poll(args: &ReconcileArgs, store: &mut Store, out: &mut impl Write) -> Result
              (method, path with {{transactionId}}, status pointer) to the config"
         );
     }
-    let rt = runtime(Some(1))?;
+    let rt = runtime(Threads::Workers(1))?;
     let cfg = Config::load(args.config.as_deref())?;
     let limiter = crate::limiter::Limiter::new(crate::limiter::Settings::new(
         cfg.rate_mode(),
@@ -329,7 +329,7 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
         bail!("nothing was re-sent:\n  {}", refused.join("\n  "));
     }
     let runs: BTreeSet<i64> = unresolved.iter().map(|u| u.run_id).collect();
-    let rt = runtime(Some(1))?;
+    let rt = runtime(Threads::Workers(1))?;
     let mut out = std::io::stdout().lock();
     let mut write_error = None;
     let left = rt.block_on(lib::resend(store, &client, unresolved, |line| {

@@ -3,7 +3,7 @@
 //! and shows its outcome: messages on stderr, the summary, the exit code.
 
 use super::finish::{JsonLines, Say, deliver, result_json};
-use super::{LogFormat, Signals, init_logging, runtime};
+use super::{LogFormat, Signals, Threads, init_logging, runtime};
 use crate::config::{Ambiguous, Config, DEFAULT_REPORT, RateSetting, parse_concurrency_flag};
 use crate::engine::retry::Backoff;
 use crate::engine::{
@@ -18,15 +18,14 @@ use serde_json::Value;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-/// One async worker: the engine's async side is I/O and JSON, which one core
-/// drives at tens of thousands of calls/s; validation and the database
-/// writer have threads of their own. Measured on the 2-core benchmark
-/// machine, a second worker only added cross-thread wake-ups. No worker
-/// thread at all (tokio's current-thread runtime, every task on the main
-/// thread) cost a quarter less CPU per call but followed a dropped provider
-/// limit less closely (docs/PERFORMANCE.md, "Cost per call"), so it is not
-/// used.
-const RUN_WORKERS: usize = 1;
+/// Every async task on the main thread (tokio's current-thread runtime):
+/// the engine's async side is I/O and JSON, which one core drives at tens
+/// of thousands of calls/s, and validation and the database writer have
+/// threads of their own. A worker thread beside the main one only added
+/// wake-ups between the two: a quarter more CPU per call, and in the
+/// limit-drop benchmark it followed the new limit no more closely
+/// (docs/PERFORMANCE.md, "Cost per call").
+const RUN_THREADS: Threads = Threads::Caller;
 
 /// Test hook: the retry backoff base in milliseconds (cap 50 × base). Read
 /// once here, at the edge, into [`EngineOptions::backoff`]; the library
@@ -229,7 +228,7 @@ pub fn command(args: RunArgs) -> Result<Exit> {
     init_logging(args.log_format, "warn");
     let cfg = Config::load(args.config.as_deref())?;
     let on_finish = cfg.on_finish.clone();
-    let rt = runtime(Some(RUN_WORKERS))?;
+    let rt = runtime(RUN_THREADS)?;
     let say = Say {
         json: args.log_format == LogFormat::Json,
     };

@@ -1,7 +1,7 @@
 //! `payrun sandbox`: serves the provider simulator until Ctrl-C or SIGTERM,
 //! printing the address, the accepted key and the seed on start.
 
-use super::{LogFormat, Signals, init_logging, runtime};
+use super::{LogFormat, Signals, Threads, init_logging, runtime};
 use crate::exit::Exit;
 use crate::sandbox::{
     DEFAULT_API_KEY, Dialect, Misbehaviour, Mismatch, Outage, Redirect, RedirectOn, SandboxConfig,
@@ -206,7 +206,7 @@ fn edit_state(args: &SandboxArgs) -> anyhow::Result<Exit> {
 
 /// Runtime workers: tokio's choice (one per core), so a sandbox under load
 /// from a benchmark uses the machine.
-const SANDBOX_WORKERS: Option<usize> = None;
+const SANDBOX_THREADS: Threads = Threads::PerCore;
 
 pub fn command(args: SandboxArgs) -> anyhow::Result<Exit> {
     if !args.top_ups.is_empty() || !args.set_wallets.is_empty() {
@@ -215,7 +215,7 @@ pub fn command(args: SandboxArgs) -> anyhow::Result<Exit> {
     let seed = args.seed.unwrap_or_else(rand::random);
     let config = args.to_config(seed)?;
     init_logging(LogFormat::Text, "error");
-    runtime(SANDBOX_WORKERS)?.block_on(async move {
+    runtime(SANDBOX_THREADS)?.block_on(async move {
         let listener = TcpListener::bind(&args.listen)
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
