@@ -372,7 +372,8 @@ impl Controller {
         let Some(open) = self.open else {
             return;
         };
-        let (rate, phase) = match open.event.reading() {
+        let reading = open.event.reading();
+        let (rate, phase) = match reading {
             Reading::Pause => (open.before_rate, open.before_phase),
             Reading::Limit { measured, highest } => {
                 // Never above the pace that met the 429s: a measurement
@@ -406,6 +407,21 @@ impl Controller {
         };
         self.phase = phase;
         self.set_rate(rate.max(MIN_RATE), now);
+        // Each 429 of an event refines its decision: the log shows what its
+        // answers measured and what the pace and the hold became, so an
+        // operator can tell a mismeasured limit from the provider's.
+        let (refused, accepted, window) = open.event.counts();
+        tracing::debug!(
+            ?reading,
+            onset = open.event.send_rate(),
+            refused,
+            accepted,
+            window_ms = window.as_secs_f64() * 1e3,
+            before = open.before_rate,
+            rate = self.rate,
+            hold = ?self.hold.map(|(limit, until)| (HOLD_SHARE * limit, until.saturating_duration_since(now))),
+            "congestion event decision"
+        );
     }
 
     /// Whether a `Retry-After` pause runs at `now`: every answer then is

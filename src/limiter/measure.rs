@@ -144,6 +144,12 @@ impl Event {
         self.send_rate
     }
 
+    /// Refusals so far, calls accepted between the first and the last of
+    /// them, and the window [`Event::reading`] divides by: for the log.
+    pub fn counts(&self) -> (u64, u64, Duration) {
+        (self.refused, self.accepted_by_last, self.last - self.first)
+    }
+
     pub fn reading(&self) -> Reading {
         let window = (self.last - self.first).as_secs_f64();
         if self.accepted_by_last >= MIN_ACCEPTED && window > 0.0 {
