@@ -94,7 +94,9 @@ const MEASURED_HOLD: Duration = Duration::from_secs(60);
 /// while it holds. The count that measures it is exact to one call in a
 /// window of a few dozen, so a measurement may be a few percent off; a pace
 /// a percent and a half under it overruns such a limit by so little that
-/// the provider's burst allowance lasts the hold.
+/// the provider's burst allowance lasts the hold. A window of a handful of
+/// calls (a limit of 100 after a 50 ms round trip: five) is off by more,
+/// and the hold then keeps a pace that much too low, or meets a 429.
 const HOLD_SHARE: f64 = 0.985;
 /// An increase needs at least this much time of clean answers at the current
 /// rate (and at least one round trip): shorter epochs would act on noise.
@@ -285,7 +287,7 @@ impl Controller {
         if self.draining(now)
             && let Some(open) = &mut self.open
         {
-            open.event.accepted();
+            open.event.accepted(sent_at, now);
         }
         let epoch = self.latency.unwrap_or(INITIAL_LATENCY).max(MIN_EPOCH);
         if sent_at < self.epoch_start || now < self.epoch_start + epoch {
@@ -342,7 +344,7 @@ impl Controller {
                 .event_pause_end
                 .is_some_and(|end| now < end + REPEAT_WINDOW);
             self.open = Some(Open {
-                event: Event::new(self.pace.at(sent_at), retry_after, now),
+                event: Event::new(self.pace.at(sent_at), retry_after, sent_at, now),
                 before_rate: self.rate,
                 before_phase: self.phase,
                 repeat,
@@ -350,7 +352,7 @@ impl Controller {
             self.last_decrease = Some(now);
             self.decide(now);
         } else if draining && let Some(open) = &mut self.open {
-            open.event.refused(retry_after, now);
+            open.event.refused(retry_after, sent_at, now);
             self.decide(now);
         }
         self.event_pause_end = self.paused_until;
@@ -372,7 +374,8 @@ impl Controller {
         let Some(open) = self.open else {
             return;
         };
-        let (rate, phase) = match open.event.reading() {
+        let reading = open.event.reading();
+        let (rate, phase) = match reading {
             Reading::Pause => (open.before_rate, open.before_phase),
             Reading::Limit { measured, highest } => {
                 // Never above the pace that met the 429s: a measurement
@@ -406,6 +409,22 @@ impl Controller {
         };
         self.phase = phase;
         self.set_rate(rate.max(MIN_RATE), now);
+        // Each 429 of an event refines its decision: the log shows what its
+        // answers measured and what the pace and the hold became, so an
+        // operator can tell a mismeasured limit from the provider's.
+        let (refused, accepted, window, answered) = open.event.counts();
+        tracing::debug!(
+            ?reading,
+            onset = open.event.send_rate(),
+            refused,
+            accepted,
+            window_ms = window.as_secs_f64() * 1e3,
+            answered_ms = answered.as_secs_f64() * 1e3,
+            before = open.before_rate,
+            rate = self.rate,
+            hold = ?self.hold.map(|(limit, until)| (HOLD_SHARE * limit, until.saturating_duration_since(now))),
+            "congestion event decision"
+        );
     }
 
     /// Whether a `Retry-After` pause runs at `now`: every answer then is

@@ -35,6 +35,20 @@ const PAUSE_REFUSALS: u64 = 3;
 /// many calls in the window: seeing none means the provider refused
 /// everything (a pause), not just the excess over a limit.
 const PAUSE_EXPECTED: f64 = 3.0;
+/// The answers of an event are timed when payrun handles them. On a loaded
+/// machine a process idle in its `Retry-After` pause waits for the CPU when
+/// an answer wakes it, so the answers draining during the pause are handled
+/// a few milliseconds late while the first 429 (which came while payrun
+/// was busy sending) was not: the window stretches, and over a drain of one
+/// 50 ms round trip, 3 ms more read a limit 6 % low (what a run that
+/// settled 55 s after a drop had measured and held to). When the event's
+/// answers all took about as long (their latencies spread by at most this
+/// share of the window), the window is taken between the instants the two
+/// refused calls left instead: they took as long to reach the provider, and
+/// a call's send instant is taken while payrun is busy sending. A wider
+/// spread is latency jitter, over which the answers' own instants are the
+/// provider's order; a late handling is then small beside the window.
+const STEADY_LATENCY_SHARE: f64 = 0.25;
 /// Rate changes remembered to find the pace of a past send: the rate
 /// changes at most every quarter second (the increase epoch) or at a 429, so
 /// this covers at least the last eight seconds.
@@ -98,8 +112,15 @@ pub struct Event {
     send_rate: f64,
     /// The longest `Retry-After` of its refusals.
     asked: Duration,
+    /// When the first and the last refusal came back, and when their calls
+    /// left.
     first: Instant,
     last: Instant,
+    first_sent: Instant,
+    last_sent: Instant,
+    /// The shortest and the longest time any of its answers took.
+    fastest: Duration,
+    slowest: Duration,
     refused: u64,
     /// Clean answers since the first refusal, and up to the last one.
     accepted: u64,
@@ -108,30 +129,48 @@ pub struct Event {
 
 impl Event {
     /// An event whose first 429, asking to wait `asked`, came back at `now`
-    /// for a call that left at the pace `send_rate`.
-    pub fn new(send_rate: f64, asked: Duration, now: Instant) -> Event {
+    /// for a call that left at `sent` at the pace `send_rate`.
+    pub fn new(send_rate: f64, asked: Duration, sent: Instant, now: Instant) -> Event {
+        let took = now.saturating_duration_since(sent);
         Event {
             send_rate,
             asked,
             first: now,
             last: now,
+            first_sent: sent,
+            last_sent: sent,
+            fastest: took,
+            slowest: took,
             refused: 1,
             accepted: 0,
             accepted_by_last: 0,
         }
     }
 
-    /// Another 429 of this event, asking to wait `asked`, answered at `now`.
-    pub fn refused(&mut self, asked: Duration, now: Instant) {
+    /// Another 429 of this event, asking to wait `asked`, answered at `now`
+    /// for a call that left at `sent`.
+    pub fn refused(&mut self, asked: Duration, sent: Instant, now: Instant) {
         self.refused += 1;
         self.asked = self.asked.max(asked);
-        self.last = self.last.max(now);
+        if now >= self.last {
+            self.last = now;
+            self.last_sent = sent;
+        }
         self.accepted_by_last = self.accepted;
+        self.took(sent, now);
     }
 
-    /// A clean answer during the event.
-    pub fn accepted(&mut self) {
+    /// A clean answer during the event, at `now` for a call that left at
+    /// `sent`.
+    pub fn accepted(&mut self, sent: Instant, now: Instant) {
         self.accepted += 1;
+        self.took(sent, now);
+    }
+
+    fn took(&mut self, sent: Instant, now: Instant) {
+        let took = now.saturating_duration_since(sent);
+        self.fastest = self.fastest.min(took);
+        self.slowest = self.slowest.max(took);
     }
 
     /// When its first 429 came back.
@@ -144,8 +183,35 @@ impl Event {
         self.send_rate
     }
 
+    /// Refusals so far, calls accepted between the first and the last of
+    /// them, the window [`Event::reading`] divides by and the one between
+    /// their answers: for the log.
+    pub fn counts(&self) -> (u64, u64, Duration, Duration) {
+        (
+            self.refused,
+            self.accepted_by_last,
+            self.window(),
+            self.last - self.first,
+        )
+    }
+
+    /// The time between the first and the last refusal at the provider:
+    /// between their calls' send instants when every answer took about as
+    /// long (see [`STEADY_LATENCY_SHARE`]), else between their answers.
+    fn window(&self) -> Duration {
+        let answered = self.last - self.first;
+        let sent = self.last_sent.saturating_duration_since(self.first_sent);
+        let spread = (self.slowest - self.fastest).as_secs_f64();
+        let steady = spread <= STEADY_LATENCY_SHARE * answered.as_secs_f64();
+        if steady && !answered.is_zero() && !sent.is_zero() {
+            sent
+        } else {
+            answered
+        }
+    }
+
     pub fn reading(&self) -> Reading {
-        let window = (self.last - self.first).as_secs_f64();
+        let window = self.window().as_secs_f64();
         if self.accepted_by_last >= MIN_ACCEPTED && window > 0.0 {
             // The count is the limit × the window, give or take one call.
             return Reading::Limit {
@@ -171,6 +237,8 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
     const SEC: Duration = Duration::from_secs(1);
+    /// How long every answer takes, unless a test says otherwise.
+    const LAT: Duration = Duration::from_millis(50);
 
     #[test]
     fn pace_history_finds_the_pace_of_a_past_send() {
@@ -202,18 +270,24 @@ mod tests {
     /// Answers arriving at `arrivals` per second into a bucket making
     /// `limit` tokens per second, empty at the first refusal (at `t0`).
     fn drain(arrivals: f64, limit: f64, secs: f64, t0: Instant) -> Event {
-        let mut e = Event::new(arrivals, SEC, t0);
+        handled_late(arrivals, limit, secs, t0, Duration::ZERO)
+    }
+
+    /// As `drain`, every answer after the first handled `lag` late (an
+    /// idle process waiting for the CPU on a loaded machine).
+    fn handled_late(arrivals: f64, limit: f64, secs: f64, t0: Instant, lag: Duration) -> Event {
+        let mut e = Event::new(arrivals, SEC, t0 - LAT, t0);
         let mut tokens = 0.0;
         let n = (arrivals * secs) as u64;
         for i in 1..=n {
             let dt = 1.0 / arrivals;
             tokens += limit * dt;
-            let now = t0 + Duration::from_secs_f64(i as f64 * dt);
+            let at = t0 + Duration::from_secs_f64(i as f64 * dt);
             if tokens >= 1.0 {
                 tokens -= 1.0;
-                e.accepted();
+                e.accepted(at - LAT, at + lag);
             } else {
-                e.refused(SEC, now);
+                e.refused(SEC, at - LAT, at + lag);
             }
         }
         e
@@ -235,11 +309,57 @@ mod tests {
         }
     }
 
+    /// The drain of a 50 ms round trip at a drop from 400 to 100 calls/s
+    /// (ten calls accepted), every answer after the first handled 4 ms
+    /// late: the window between the answers is 4 ms too long (a limit 4 %
+    /// low), the one between the refused calls' send instants is the
+    /// provider's.
+    #[test]
+    fn answers_handled_late_measure_the_same_limit() {
+        let t0 = Instant::now();
+        let on_time = drain(400.0, 100.0, 0.1, t0);
+        let late = handled_late(400.0, 100.0, 0.1, t0, 4 * MS);
+        let Reading::Limit { measured, .. } = on_time.reading() else {
+            panic!("{:?}", on_time.reading());
+        };
+        assert!((measured - 100.0).abs() <= 12.0, "{measured}");
+        assert_eq!(late.reading(), on_time.reading());
+        let (_, _, window, answered) = late.counts();
+        assert_eq!(window, on_time.counts().2);
+        assert_eq!(answered, window + 4 * MS);
+    }
+
+    /// Answers whose latencies spread over more than a quarter of the
+    /// window (jitter) are timed as they came back: the provider handled
+    /// them in that order, not in the order their calls left.
+    #[test]
+    fn jittered_answers_are_timed_as_they_came_back() {
+        let t0 = Instant::now();
+        // Calls taking 100 to 500 ms: the last refusal left 150 ms before
+        // the first, but came back 400 ms after it.
+        let mut e = Event::new(400.0, SEC, t0 - 100 * MS, t0);
+        for i in 1..=40u32 {
+            let at = t0 + i * 10 * MS;
+            e.accepted(at - 200 * MS, at);
+        }
+        e.refused(SEC, t0 - 250 * MS, t0 + 400 * MS);
+        assert_eq!(
+            e.reading(),
+            Reading::Limit {
+                measured: 100.0,
+                highest: 102.5
+            }
+        );
+    }
+
     #[test]
     fn too_few_answers_only_say_where_429s_started() {
         let t0 = Instant::now();
         // One refusal: no window.
-        assert_eq!(Event::new(120.0, SEC, t0).reading(), Reading::Onset(120.0));
+        assert_eq!(
+            Event::new(120.0, SEC, t0 - LAT, t0).reading(),
+            Reading::Onset(120.0)
+        );
         // A short drain at a low rate: two or three calls accepted.
         let e = drain(37.0, 20.0, 0.1, t0);
         assert_eq!(e.reading(), Reading::Onset(37.0));
@@ -248,14 +368,18 @@ mod tests {
     #[test]
     fn refusing_everything_is_a_pause_not_a_limit() {
         let t0 = Instant::now();
-        let mut e = Event::new(100.0, SEC, t0);
+        let mut e = Event::new(100.0, SEC, t0 - LAT, t0);
         for i in 1..=20 {
-            e.refused(SEC, t0 + (i as u32) * 10 * MS);
+            e.refused(
+                SEC,
+                t0 + (i as u32) * 10 * MS - LAT,
+                t0 + (i as u32) * 10 * MS,
+            );
         }
         assert_eq!(e.reading(), Reading::Pause);
         // Accepted answers after the last refusal do not make it a limit.
         for _ in 0..10 {
-            e.accepted();
+            e.accepted(t0 + 250 * MS, t0 + 300 * MS);
         }
         assert_eq!(e.reading(), Reading::Pause);
     }
@@ -265,12 +389,12 @@ mod tests {
         // 46 calls/s over 100 ms: at half that pace 2.3 clean answers were
         // expected, fewer than three; refusals alone do not make a pause.
         let t0 = Instant::now();
-        let mut e = Event::new(46.0, SEC, t0);
-        e.refused(SEC, t0 + 50 * MS);
-        e.refused(SEC, t0 + 100 * MS);
+        let mut e = Event::new(46.0, SEC, t0 - LAT, t0);
+        e.refused(SEC, t0 + 50 * MS - LAT, t0 + 50 * MS);
+        e.refused(SEC, t0 + 100 * MS - LAT, t0 + 100 * MS);
         assert_eq!(e.reading(), Reading::Onset(46.0));
         // Over 200 ms, 4.6 were expected: refusing them all is a pause.
-        e.refused(SEC, t0 + 200 * MS);
+        e.refused(SEC, t0 + 200 * MS - LAT, t0 + 200 * MS);
         assert_eq!(e.reading(), Reading::Pause);
     }
 
@@ -279,11 +403,11 @@ mod tests {
         // Every answer of the event at the same instant: no time to divide
         // the count by, so only the onset is known (never an infinite limit).
         let t0 = Instant::now();
-        let mut e = Event::new(80.0, SEC, t0);
+        let mut e = Event::new(80.0, SEC, t0 - LAT, t0);
         for _ in 0..2 * MIN_ACCEPTED {
-            e.accepted();
+            e.accepted(t0 - LAT, t0);
         }
-        e.refused(SEC, t0);
+        e.refused(SEC, t0 - LAT, t0);
         assert_eq!(e.reading(), Reading::Onset(80.0));
     }
 
@@ -292,9 +416,9 @@ mod tests {
         // 46 calls/s into a limit of 20: three refusals 20 ms apart happen
         // between two tokens; a limit would not have let any through.
         let t0 = Instant::now();
-        let mut e = Event::new(46.0, SEC, t0);
-        e.refused(SEC, t0 + 20 * MS);
-        e.refused(SEC, t0 + 40 * MS);
+        let mut e = Event::new(46.0, SEC, t0 - LAT, t0);
+        e.refused(SEC, t0 + 20 * MS - LAT, t0 + 20 * MS);
+        e.refused(SEC, t0 + 40 * MS - LAT, t0 + 40 * MS);
         assert_eq!(e.reading(), Reading::Onset(46.0));
     }
 
@@ -303,15 +427,21 @@ mod tests {
         let t0 = Instant::now();
         // One refusal, nothing else to go by: 5 s is no token bucket's wait
         // at 100 calls/s.
-        assert_eq!(Event::new(100.0, 5 * SEC, t0).reading(), Reading::Pause);
-        let mut e = Event::new(100.0, SEC, t0);
-        e.refused(5 * SEC, t0 + MS);
+        assert_eq!(
+            Event::new(100.0, 5 * SEC, t0 - LAT, t0).reading(),
+            Reading::Pause
+        );
+        let mut e = Event::new(100.0, SEC, t0 - LAT, t0);
+        e.refused(5 * SEC, t0 + MS - LAT, t0 + MS);
         assert_eq!(e.reading(), Reading::Pause);
         // At half a call per second a token takes two seconds.
-        assert_eq!(Event::new(0.5, 2 * SEC, t0).reading(), Reading::Onset(0.5));
+        assert_eq!(
+            Event::new(0.5, 2 * SEC, t0 - LAT, t0).reading(),
+            Reading::Onset(0.5)
+        );
         // Calls accepted in between: a limit, whatever the wait.
         let mut e = drain(190.0, 100.0, 0.4, t0);
-        e.refused(5 * SEC, t0 + 400 * MS);
+        e.refused(5 * SEC, t0 + 400 * MS - LAT, t0 + 400 * MS);
         assert!(
             matches!(e.reading(), Reading::Limit { .. }),
             "{:?}",
