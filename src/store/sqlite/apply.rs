@@ -9,6 +9,7 @@
 use super::Sqlite;
 use super::sql::{NOW, WORK_COLS, run_sender, sql_now};
 use crate::machine::{self, State};
+use crate::store::chain;
 use crate::store::errors::WriteError;
 use crate::store::rows;
 use crate::store::types::{Transition, Work};
@@ -86,7 +87,8 @@ impl Sqlite {
 }
 
 /// Writes transitions inside `tx`, each checked against the state machine
-/// and against the state the payout is in.
+/// and against the state the payout is in; transitions of one payout that
+/// follow on from each other go in one `UPDATE` ([`chain`]).
 pub(super) fn apply_in(
     tx: &rusqlite::Transaction<'_>,
     ts: &[Transition],
@@ -102,28 +104,21 @@ pub(super) fn apply_in(
                 updated_at = ?8
          WHERE id = ?1 AND state = ?9",
     )?;
-    for t in ts {
-        let (id, from, to) = (t.id, t.from, t.to);
-        if !machine::allowed(from, to) {
-            return Err(WriteError::NotAllowed {
-                id: Some(id),
-                from,
-                to,
-            });
-        }
+    for step in chain::steps(ts) {
+        let s = step?;
         let changed = stmt.execute(params![
-            id,
-            to,
-            t.code,
-            t.message,
-            t.attempts,
-            t.stamp_initiated.then_some(now),
-            t.stamp_executed.then_some(now),
+            s.id,
+            s.to,
+            s.code,
+            s.message,
+            s.attempts,
+            s.stamp_initiated.then_some(now),
+            s.stamp_executed.then_some(now),
             now,
-            from,
+            s.from,
         ])?;
         if changed != 1 {
-            return Err(WriteError::Conflict { id, from, to });
+            return Err(s.conflict());
         }
     }
     Ok(())
