@@ -111,11 +111,34 @@ pub(crate) struct NotJson;
 
 /// The value at each pointer of `fields`, or `NotJson`.
 pub(crate) fn read(body: &[u8], fields: &Fields) -> Result<Vec<Option<Value>>, NotJson> {
+    match one_pass(body, fields) {
+        Pass::Read(slots) => Ok(slots),
+        Pass::NotJson => Err(NotJson),
+        Pass::RawValueKey => match serde_json::from_slice(body) {
+            Ok(v) => Ok(values_of(&v, fields)),
+            Err(_) => Err(NotJson),
+        },
+    }
+}
+
+/// What the one pass made of a body.
+#[derive(Debug, PartialEq)]
+enum Pass {
+    Read(Vec<Option<Value>>),
+    NotJson,
+    /// An object whose first key is [`RAW_VALUE_KEY`]: for the `Value`
+    /// path.
+    RawValueKey,
+}
+
+fn one_pass(body: &[u8], fields: &Fields) -> Pass {
     // JSON that `Value` accepts is UTF-8 throughout (outside its strings
     // only ASCII is allowed, and each string is checked), so checking the
     // whole body once and reading it as text refuses the same bodies while
     // sparing the check of every string.
-    let text = std::str::from_utf8(body).map_err(|_| NotJson)?;
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Pass::NotJson;
+    };
     let mut slots = vec![None; fields.slots];
     let mut de = serde_json::Deserializer::from_str(text);
     let walked = At {
@@ -125,12 +148,9 @@ pub(crate) fn read(body: &[u8], fields: &Fields) -> Result<Vec<Option<Value>>, N
     .deserialize(&mut de)
     .and_then(|()| de.end());
     match walked {
-        Ok(()) => Ok(slots),
-        Err(e) if e.to_string().starts_with(RAW_VALUE_KEY) => match serde_json::from_slice(body) {
-            Ok(v) => Ok(values_of(&v, fields)),
-            Err(_) => Err(NotJson),
-        },
-        Err(_) => Err(NotJson),
+        Ok(()) => Pass::Read(slots),
+        Err(e) if e.to_string().starts_with(RAW_VALUE_KEY) => Pass::RawValueKey,
+        Err(_) => Pass::NotJson,
     }
 }
 
@@ -188,9 +208,6 @@ impl<'de> DeserializeSeed<'de> for At<'_, '_> {
             let v = Value::deserialize(d)?;
             take_whole(v, self.node, self.slots);
             return Ok(());
-        }
-        if self.node.children.is_empty() {
-            return d.deserialize_any(Skip).map(|Skip| ());
         }
         d.deserialize_any(self)
     }

@@ -24,6 +24,7 @@ const POINTERS: &[&str] = &[
     "/data//e",
     "data/status",
     "/missing/deeper",
+    "/data/status",
 ];
 
 fn fields() -> Fields {
@@ -43,6 +44,13 @@ fn same(body: &[u8]) {
     let f = fields();
     let want = by_value(body);
     assert_eq!(read(body, &f), want, "{:?}", String::from_utf8_lossy(body));
+    // The `Value` path is taken for serde_json's raw-value key alone.
+    let raw = String::from_utf8_lossy(body).contains(RAW_VALUE_KEY);
+    match one_pass(body, &f) {
+        Pass::RawValueKey => assert!(raw, "{:?}", String::from_utf8_lossy(body)),
+        Pass::Read(slots) => assert_eq!(Ok(slots), want),
+        Pass::NotJson => assert_eq!(want, Err(NotJson)),
+    }
     if let Ok(v) = serde_json::from_slice::<Value>(body) {
         assert_eq!(Ok(values_of(&v, &f)), want);
     }
@@ -149,6 +157,31 @@ fn the_same_bodies_are_json_and_the_same_values_are_read() {
     ];
     for b in &bodies {
         same(b.as_bytes());
+    }
+    // Only a first key sends a body to the `Value` path, at any depth.
+    let f = fields();
+    for (b, to_value) in [
+        (r#"{"$serde_json::private::RawValue":"[1"}"#, true),
+        (r#"{"x":{"$serde_json::private::RawValue":"nope"}}"#, true),
+        (
+            r#"{"missing":{"$serde_json::private::RawValue":"1"}}"#,
+            true,
+        ),
+        // A value taken whole is a `Value` already.
+        (r#"{"data":{"$serde_json::private::RawValue":"1"}}"#, false),
+        (r#"{"a":1,"$serde_json::private::RawValue":"[1"}"#, false),
+        (
+            r#"{"x":{"a":1,"$serde_json::private::RawValue":"[1"}}"#,
+            false,
+        ),
+        (r#"{"status":"success"}"#, false),
+        (r#"{"status":"success""#, false),
+    ] {
+        assert_eq!(
+            one_pass(b.as_bytes(), &f) == Pass::RawValueKey,
+            to_value,
+            "{b}"
+        );
     }
     // Bytes that are not UTF-8, inside and outside a string.
     same(b"{\"x\":\"\xff\"}");
