@@ -5,6 +5,12 @@
 //! status gives `NotFinal`; everything else (unknown status, non-JSON,
 //! unreadable or oversized body, unknown 4xx) is `Ambiguous` — never paid,
 //! never failed. Redirects, wrong routes and methods stop the run.
+//!
+//! The body is read once for the values at the profile's pointers
+//! ([`read`]), exactly as a parsed `serde_json::Value` would give them,
+//! without building the whole body first.
+
+pub(crate) mod read;
 
 use super::outcome::{Outcome, StopKind};
 use super::profile::{Class, HttpRule, Profile};
@@ -86,48 +92,37 @@ fn scalar(v: &Value) -> Option<String> {
     }
 }
 
-/// `json.pointer(ptr)` without its per-token copies: a pointer with no
-/// escape (`~0`, `~1`; none of the profile's defaults has one) is walked
-/// token by token as it is. Same answers as `Value::pointer`.
-fn pointer<'v>(json: &'v Value, ptr: &str) -> Option<&'v Value> {
-    if ptr.contains('~') {
-        return json.pointer(ptr);
-    }
-    if ptr.is_empty() {
-        return Some(json);
-    }
-    ptr.strip_prefix('/')?
-        .split('/')
-        .try_fold(json, |target, token| match target {
-            Value::Object(map) => map.get(token),
-            Value::Array(list) => index(token).and_then(|i| list.get(i)),
-            _ => None,
-        })
+/// The values at the profile's pointers, by slot: the order of
+/// [`Profile::pointers`], then the answer's `data` when it is read.
+type Found = Vec<Option<Value>>;
+const STATUS: usize = 0;
+const CODE: usize = 1;
+const MESSAGE: usize = 2;
+const FAILURE_CODE: usize = 3;
+const RESULT: usize = 4;
+const ECHO_TRANSACTION_ID: usize = 5;
+const ECHO_AMOUNT: usize = 6;
+const ECHO_CURRENCY: usize = 7;
+const ECHO_ACCOUNT: usize = 8;
+const DATA: usize = 9;
+
+/// The scalar at `slot` as text, taken out of what was read (the
+/// reading's slots are not looked at again); blank counts as absent.
+fn at(found: &mut Found, slot: usize) -> Option<String> {
+    let text = match found[slot].take()? {
+        Value::String(s) => s,
+        other => scalar(&other)?,
+    };
+    Some(text).filter(|s| !s.trim().is_empty())
 }
 
-/// An array index as JSON pointers write it: digits, no sign, no leading
-/// zero.
-fn index(token: &str) -> Option<usize> {
-    if token.starts_with('+') || (token.starts_with('0') && token.len() != 1) {
-        return None;
-    }
-    token.parse().ok()
-}
-
-fn at(json: &Value, ptr: &Option<String>) -> Option<String> {
-    ptr.as_deref()
-        .and_then(|p| pointer(json, p))
-        .and_then(scalar)
-        .filter(|s| !s.trim().is_empty())
-}
-
-fn read(json: &Value, p: &Profile) -> Reading {
+fn reading(found: &mut Found) -> Reading {
     Reading {
-        status: at(json, &p.status),
-        code: at(json, &p.code),
-        message: at(json, &p.message).unwrap_or_default(),
-        failure_code: at(json, &p.failure_code),
-        result: at(json, &p.result),
+        status: at(found, STATUS),
+        code: at(found, CODE),
+        message: at(found, MESSAGE).unwrap_or_default(),
+        failure_code: at(found, FAILURE_CODE),
+        result: at(found, RESULT),
     }
 }
 
@@ -223,11 +218,17 @@ pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) ->
         }
         return Outcome::RateLimited { retry_after: wait };
     }
-    let json: Option<Value> = match a.body {
-        Body::Complete(b) => serde_json::from_slice(b).ok(),
+    // Only `/pay`'s caller reads the answer's data (a card payment's
+    // 3-D Secure page and status); the payout calls do not keep it.
+    let fields = match call {
+        CallKind::Pay => &p.with_data,
+        CallKind::Initiate | CallKind::Execute => &p.fields,
+    };
+    let mut found: Option<Found> = match a.body {
+        Body::Complete(b) => read::read(b, fields).ok(),
         _ => None,
     };
-    let reading = json.as_ref().map(|j| read(j, p)).unwrap_or_default();
+    let reading = found.as_mut().map(reading).unwrap_or_default();
     let rule = p.http.get(&http).copied().unwrap_or(match http {
         200..=299 => HttpRule::Body,
         401 | 403 => HttpRule::Unauthorized,
@@ -236,7 +237,7 @@ pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) ->
         400..=499 => HttpRule::Body,
         _ => HttpRule::Ambiguous,
     });
-    let Some(mut json) = json else {
+    let Some(mut found) = found else {
         let why = match a.body {
             Body::Complete(_) => "a body that is not JSON".to_string(),
             Body::TooLarge => "a body over the size cap".to_string(),
@@ -322,17 +323,17 @@ pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) ->
         )),
     };
     match out {
-        Outcome::Accepted { .. } => match echo_check(call, sent, &json, p) {
+        Outcome::Accepted { .. } => match echo_check(call, sent, &found) {
             Some(mismatch) => mismatch,
-            None => with_data(out, &mut json),
+            None => with_data(out, &mut found),
         },
         other => other,
     }
 }
 
-/// An accepted outcome given the answer's `data` object, moved out of the
-/// parsed body (no longer needed) rather than copied.
-fn with_data(out: Outcome, json: &mut Value) -> Outcome {
+/// An accepted outcome given the answer's `data` object when it was read
+/// (`/pay`), moved out of what was read rather than copied.
+fn with_data(out: Outcome, found: &mut Found) -> Outcome {
     match out {
         Outcome::Accepted {
             code,
@@ -343,7 +344,7 @@ fn with_data(out: Outcome, json: &mut Value) -> Outcome {
             code,
             message,
             status,
-            data: json.get_mut("data").map(Value::take),
+            data: found.get_mut(DATA).and_then(Option::take),
         },
         other => other,
     }
@@ -409,13 +410,8 @@ fn misconfigured(http: u16, call: CallKind) -> Outcome {
     }
 }
 
-/// One echoed field: its name, the value sent, its pointer, equality.
-type EchoCheck<'s, 'p> = (
-    &'static str,
-    Option<&'s str>,
-    &'p Option<String>,
-    fn(&str, &str) -> bool,
-);
+/// One echoed field: its name, the value sent, its slot, equality.
+type EchoCheck<'s> = (&'static str, Option<&'s str>, usize, fn(&str, &str) -> bool);
 
 /// Equal as decimals (`"1500"`, `1500`, `"1500.00"`), else as text.
 fn same_amount(sent: &str, got: &str) -> bool {
@@ -431,26 +427,25 @@ fn same_amount(sent: &str, got: &str) -> bool {
 
 /// A `Mismatch` when an echoed field differs from what was sent. Fields
 /// the answer does not carry are not checked.
-fn echo_check(call: CallKind, sent: &Sent<'_>, json: &Value, p: &Profile) -> Option<Outcome> {
-    let got = |ptr: &Option<String>| ptr.as_deref().and_then(|q| pointer(json, q));
+fn echo_check(call: CallKind, sent: &Sent<'_>, found: &Found) -> Option<Outcome> {
     let shown = |v: &Value| scalar(v).unwrap_or_else(|| v.to_string());
-    let mut checks: Vec<EchoCheck<'_, '_>> = vec![(
+    let mut checks: Vec<EchoCheck<'_>> = vec![(
         "transactionId",
         Some(sent.transaction_id),
-        &p.echo_transaction_id,
+        ECHO_TRANSACTION_ID,
         |a, b| a == b,
     )];
     if call != CallKind::Execute {
-        checks.push(("amount", sent.amount, &p.echo_amount, same_amount));
-        checks.push(("currency", sent.currency, &p.echo_currency, |a, b| {
+        checks.push(("amount", sent.amount, ECHO_AMOUNT, same_amount));
+        checks.push(("currency", sent.currency, ECHO_CURRENCY, |a, b| {
             a.trim().eq_ignore_ascii_case(b.trim())
         }));
-        checks.push(("account", sent.account, &p.echo_account, |a, b| {
+        checks.push(("account", sent.account, ECHO_ACCOUNT, |a, b| {
             a.trim() == b.trim()
         }));
     }
-    for (field, want, ptr, same) in checks {
-        let (Some(want), Some(v)) = (want, got(ptr)) else {
+    for (field, want, slot, same) in checks {
+        let (Some(want), Some(v)) = (want, found[slot].as_ref()) else {
             continue;
         };
         if v.is_null() {

@@ -36,6 +36,9 @@ pub enum Outcome {
         message: String,
         /// The transaction status when present (`INITIATED`, `SUCCESS`...).
         status: Option<String>,
+        /// The answer's `data`, for `/pay` (whose caller reads a card
+        /// payment's 3-D Secure page and status from it); `None` for the
+        /// payout calls, which keep nothing of it.
         data: Option<serde_json::Value>,
     },
     /// An explicit failure rule matched.

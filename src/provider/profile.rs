@@ -10,6 +10,7 @@
 //! (a word in two lists, no success rule, a bad pointer) is refused with an
 //! error naming the key and the fix.
 
+use super::classify::read::Fields;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -118,6 +119,10 @@ pub struct Profile {
     pub(crate) result_error: Vec<String>,
     pub(crate) http: BTreeMap<u16, HttpRule>,
     pub status_call: Option<StatusCall>,
+    /// The pointers above as the classifier reads them, in the order of
+    /// [`Profile::pointers`]; `with_data` adds the answer's `data`.
+    pub(crate) fields: Fields,
+    pub(crate) with_data: Fields,
 }
 
 /// Why a profile was refused. Each message names the key and the fix.
@@ -151,6 +156,9 @@ pub enum ProfileError {
     #[error("provider profile: `status_call`: {0}")]
     BadStatusCall(String),
 }
+
+/// Where every answer keeps the data an accepted `/pay` hands back.
+const DATA: &str = "/data";
 
 /// The sandbox's words. Pending and failed also carry the words common
 /// providers use (Paystack `pending`/`received`/`otp`, `REJECTED`...), so
@@ -335,7 +343,7 @@ impl Profile {
             http.insert(code, *rule);
         }
         let status_call = spec.status_call.as_ref().map(status_call).transpose()?;
-        Ok(Profile {
+        let mut p = Profile {
             status: pointer("status", &spec.status, "/data/status")?,
             code: pointer("code", &spec.code, "/code")?,
             message: pointer("message", &spec.message, "/message")?,
@@ -353,7 +361,33 @@ impl Profile {
             result_error,
             http,
             status_call,
-        })
+            fields: Fields::default(),
+            with_data: Fields::default(),
+        };
+        let mut pointers = p.pointers().to_vec();
+        let fields = Fields::new(&pointers);
+        pointers.push(Some(DATA));
+        let with_data = Fields::new(&pointers);
+        (p.fields, p.with_data) = (fields, with_data);
+        Ok(p)
+    }
+
+    /// The profile's pointers in the classifier's order (`classify`'s
+    /// slots: status, code, message, failure code, result, then the echoed
+    /// transaction id, amount, currency and account).
+    pub(crate) fn pointers(&self) -> [Option<&str>; 9] {
+        [
+            &self.status,
+            &self.code,
+            &self.message,
+            &self.failure_code,
+            &self.result,
+            &self.echo_transaction_id,
+            &self.echo_amount,
+            &self.echo_currency,
+            &self.echo_account,
+        ]
+        .map(Option::as_deref)
     }
 
     /// Reads a profile file: the same keys as `[provider]`, at top level.

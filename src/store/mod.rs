@@ -29,6 +29,7 @@
 //! - [`target`]: `--db` as a file path or a `postgres://` URL;
 //! - [`facade`]: the dispatch of every operation to the backend;
 //! - [`writer`]: the thread that group-commits claims and transitions;
+//! - [`chain`]: transitions folded into row updates, for both backends;
 //! - [`lock`]: one run at a time per SQLite database file;
 //! - [`shared`]: the workers of a run shared through PostgreSQL, leases;
 //! - [`report_rows`], [`cancel_plan`]: what both backends build alike from
@@ -38,6 +39,7 @@
 #[cfg(test)]
 mod both_tests;
 mod cancel_plan;
+mod chain;
 mod errors;
 mod facade;
 mod lock;

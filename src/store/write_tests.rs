@@ -339,6 +339,36 @@ fn claims_go_in_file_order_up_to_the_limit() {
     });
 }
 
+/// A claim takes the pending payouts only, and leaves those between them
+/// that are elsewhere as they are.
+#[test]
+fn a_claim_passes_over_payouts_that_are_not_pending() {
+    each(|store, b| {
+        let run_id = run_of(store, "r", 6);
+        let (three, five) = (id_of(store, "r-3"), id_of(store, "r-5"));
+        store
+            .apply(&[
+                Transition::new(three, State::Pending, State::Initiating),
+                Transition::new(five, State::Pending, State::Initiating),
+                Transition::new(five, State::Initiating, State::Initiated),
+            ])
+            .unwrap();
+        let claimed = store
+            .commit_group(&[GroupOp::Claim { run_id, limit: 3 }])
+            .unwrap();
+        let rows: Vec<u64> = claimed[0].iter().map(|w| w.row).collect();
+        assert_eq!(rows, [2, 4, 6], "{b}");
+        assert!(
+            claimed[0].iter().all(|w| w.state == State::Initiating),
+            "{b}"
+        );
+        assert_eq!(count(store, run_id, State::Initiating), 4, "{b}");
+        assert_eq!(count(store, run_id, State::Initiated), 1, "{b}");
+        assert_eq!(claim(store, run_id, 10), [7], "{b}");
+        assert_eq!(count(store, run_id, State::Pending), 0, "{b}");
+    });
+}
+
 #[test]
 fn a_write_from_the_wrong_state_is_a_conflict_and_commits_nothing() {
     each(|store, b| {

@@ -246,32 +246,68 @@ fn pay_accepts_only_a_2xx_answer() {
     assert!(matches!(o, Outcome::Ambiguous { .. }), "{o:?}");
 }
 
+/// Only `/pay`'s caller reads the answer's `data`; the payout calls'
+/// outcomes do not carry it (nothing of it is stored for a payout).
 #[test]
-fn pointer_walk_answers_as_serde_json_does() {
-    let v = serde_json::json!({
-        "data": {"status": "OK", "list": [10, {"x": "y"}], "": {"e": 1}},
-        "a/b": 1, "m~n": 2, "0": "zero"
+fn only_pay_keeps_the_answers_data() {
+    let p = Profile::sandbox();
+    let body = r#"{"status":"success","code":"SUCCESS","data":{"status":"SUCCESS","transactionId":"tx-1","amount":"1500","list":[1,{"a":null}]}}"#;
+    let data = serde_json::json!({
+        "status": "SUCCESS", "transactionId": "tx-1", "amount": "1500", "list": [1, {"a": null}]
     });
-    for p in [
-        "",
-        "/",
-        "/data",
-        "/data/status",
-        "/data/list/0",
-        "/data/list/1/x",
-        "/data/list/01",
-        "/data/list/+1",
-        "/data/list/2",
-        "/data/list/-1",
-        "/data//e",
-        "/data/status/x",
-        "data/status",
-        "/a~1b",
-        "/m~0n",
-        "/0",
-        "/missing",
-        "/data/list/1/x/",
-    ] {
-        assert_eq!(pointer(&v, p), v.pointer(p), "{p:?}");
-    }
+    let o = answer(CallKind::Pay, 200, body, &p);
+    assert!(
+        matches!(&o, Outcome::Accepted { code, data: Some(d), .. } if code == "SUCCESS" && *d == data),
+        "{o:?}"
+    );
+    let o = answer(CallKind::Execute, 200, body, &p);
+    assert!(
+        matches!(&o, Outcome::Accepted { code, status: Some(s), data: None, .. } if code == "SUCCESS" && s == "SUCCESS"),
+        "{o:?}"
+    );
+    let body = r#"{"status":"success","code":"INITIATED","data":{"status":"INITIATED","transactionId":"tx-1"}}"#;
+    let o = answer(CallKind::Initiate, 201, body, &p);
+    assert!(
+        matches!(&o, Outcome::Accepted { code, data: None, .. } if code == "INITIATED"),
+        "{o:?}"
+    );
+}
+
+/// A key given twice counts with its last value, whole, as a parsed
+/// `Value` has it: the first `data` says nothing any more.
+#[test]
+fn a_repeated_key_counts_with_its_last_value() {
+    let p = Profile::sandbox();
+    let body = r#"{"code":"SUCCESS","data":{"status":"FAILED","failureCode":"LIMIT"},"data":{"status":"SUCCESS","transactionId":"tx-1"}}"#;
+    let o = answer(CallKind::Execute, 200, body, &p);
+    assert!(matches!(&o, Outcome::Accepted { .. }), "{o:?}");
+    let o = answer(CallKind::Pay, 200, body, &p);
+    assert!(
+        matches!(&o, Outcome::Accepted { data: Some(d), .. }
+            if *d == serde_json::json!({"status": "SUCCESS", "transactionId": "tx-1"})),
+        "{o:?}"
+    );
+    let body = r#"{"code":"SUCCESS","data":{"status":"SUCCESS"},"data":"gone"}"#;
+    let o = answer(CallKind::Execute, 200, body, &p);
+    assert!(
+        matches!(&o, Outcome::Accepted { status: None, .. }),
+        "{o:?}"
+    );
+}
+
+/// Two fields of the profile may point at the same place; each reads it.
+#[test]
+fn two_fields_at_one_pointer_both_read_it() {
+    let p = profile("code = \"/data/status\"\nmessage = \"/data/status\"\n");
+    let o = answer(
+        CallKind::Execute,
+        200,
+        r#"{"code":"IGNORED","data":{"status":"SUCCESS"}}"#,
+        &p,
+    );
+    assert!(
+        matches!(&o, Outcome::Accepted { code, message, status: Some(s), .. }
+            if code == "SUCCESS" && message == "SUCCESS" && s == "SUCCESS"),
+        "{o:?}"
+    );
 }

@@ -13,6 +13,7 @@
 use super::sql::{WORK_COLS, run_sender};
 use super::{Pg, schema};
 use crate::machine::{self, State};
+use crate::store::chain;
 use crate::store::errors::WriteError;
 use crate::store::rows;
 use crate::store::types::{Transition, Work};
@@ -185,7 +186,9 @@ fn claim(
 }
 
 /// Writes transitions inside `tx`, each checked against the state machine,
-/// against the state the payout is in, and against the lease of `worker`.
+/// against the state the payout is in, and against the lease of `worker`;
+/// transitions of one payout that follow on from each other go in one
+/// `UPDATE` ([`chain`]).
 fn apply_in(
     tx: &mut Transaction<'_>,
     cache: &mut HashMap<&'static str, Statement>,
@@ -196,31 +199,24 @@ fn apply_in(
         return Ok(());
     }
     let stmt = prepared(cache, tx, "transition", transition_sql)?;
-    for t in ts {
-        let (id, from, to) = (t.id, t.from, t.to);
-        if !machine::allowed(from, to) {
-            return Err(WriteError::NotAllowed {
-                id: Some(id),
-                from,
-                to,
-            });
-        }
+    for step in chain::steps(ts) {
+        let s = step?;
         let changed = tx.execute(
             &stmt,
             &[
-                &id,
-                &to.as_str(),
-                &t.code,
-                &t.message,
-                &i64::from(t.attempts),
-                &t.stamp_initiated,
-                &t.stamp_executed,
+                &s.id,
+                &s.to.as_str(),
+                &s.code,
+                &s.message,
+                &s.attempts,
+                &s.stamp_initiated,
+                &s.stamp_executed,
                 &worker,
-                &from.as_str(),
+                &s.from.as_str(),
             ],
         )?;
         if changed != 1 {
-            return Err(WriteError::Conflict { id, from, to });
+            return Err(s.conflict());
         }
     }
     Ok(())

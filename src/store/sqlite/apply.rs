@@ -1,14 +1,16 @@
 //! The two writes of a run, as statements inside a caller's transaction:
-//! claiming pending payouts (the intent `initiating`) and applying
-//! transitions. Each is checked twice: against the state machine
-//! ([`machine::allowed`]) and against the state the payout is in now
-//! (`… AND state = ?`), so a write from a stale view fails instead of
-//! overwriting. The [`writer`](super::writer) thread groups these into one
-//! commit; [`Store::apply`] runs them alone.
+//! claiming pending payouts (the intent `initiating`: the first pending
+//! ones read, then moved by one rowid-range `UPDATE` whose count is
+//! checked) and applying transitions (as [`chain`] steps). Each is checked
+//! twice: against the state machine ([`machine::allowed`]) and against the
+//! state the payout is in now (`… AND state = ?`), so a write from a stale
+//! view fails instead of overwriting. The [`writer`](super::writer) thread
+//! groups these into one commit; [`Store::apply`] runs them alone.
 
 use super::Sqlite;
 use super::sql::{NOW, WORK_COLS, run_sender, sql_now};
 use crate::machine::{self, State};
+use crate::store::chain;
 use crate::store::errors::WriteError;
 use crate::store::rows;
 use crate::store::types::{Transition, Work};
@@ -50,20 +52,38 @@ impl Sqlite {
         // bounds SQLite may pick the looser one and rescan the run from its
         // start on every claim.
         let after = after.max(first - 1);
-        let mut stmt = tx.prepare_cached(&format!(
-            "UPDATE payouts SET state = ?6, updated_at = ?3
-             WHERE id IN (SELECT id FROM payouts
-                          WHERE id > ?4 AND id <= ?5 AND run_id = ?1 AND state = ?7
-                          ORDER BY id LIMIT ?2)
-             RETURNING {WORK_COLS}"
+        let mut pick = tx.prepare_cached(&format!(
+            "SELECT {WORK_COLS} FROM payouts
+             WHERE id > ?2 AND id <= ?3 AND run_id = ?1 AND state = ?4
+             ORDER BY id LIMIT ?5"
         ))?;
-        let mut rows = stmt.query(params![run_id, limit as i64, now, after, last, to, from])?;
+        let mut rows = pick.query(params![run_id, after, last, from, limit as i64])?;
         let mut out = Vec::with_capacity(limit);
         while let Some(r) = rows.next()? {
             out.push(rows::work(r, &run_sender)?);
         }
-        // RETURNING gives no order; payouts go out in file order.
-        out.sort_unstable_by_key(|w| w.id);
+        let (Some(lo), Some(hi)) = (out.first().map(|w| w.id), out.last().map(|w| w.id)) else {
+            return Ok(out);
+        };
+        // The payouts picked are every pending one of the run from `lo` to
+        // `hi` (the first ones in id order), so the same range moves
+        // exactly them: one statement, each row visited once. The count
+        // checks it.
+        let moved = tx
+            .prepare_cached(
+                "UPDATE payouts SET state = ?4, updated_at = ?5
+                 WHERE id >= ?2 AND id <= ?3 AND run_id = ?1 AND state = ?6",
+            )?
+            .execute(params![run_id, lo, hi, to, now, from])?;
+        if moved != out.len() {
+            return Err(WriteError::Disk(format!(
+                "claim of payouts {lo}..={hi}: {} picked, {moved} moved",
+                out.len()
+            )));
+        }
+        for w in &mut out {
+            w.state = to;
+        }
         Ok(out)
     }
 
@@ -86,7 +106,8 @@ impl Sqlite {
 }
 
 /// Writes transitions inside `tx`, each checked against the state machine
-/// and against the state the payout is in.
+/// and against the state the payout is in; transitions of one payout that
+/// follow on from each other go in one `UPDATE` ([`chain`]).
 pub(super) fn apply_in(
     tx: &rusqlite::Transaction<'_>,
     ts: &[Transition],
@@ -102,28 +123,21 @@ pub(super) fn apply_in(
                 updated_at = ?8
          WHERE id = ?1 AND state = ?9",
     )?;
-    for t in ts {
-        let (id, from, to) = (t.id, t.from, t.to);
-        if !machine::allowed(from, to) {
-            return Err(WriteError::NotAllowed {
-                id: Some(id),
-                from,
-                to,
-            });
-        }
+    for step in chain::steps(ts) {
+        let s = step?;
         let changed = stmt.execute(params![
-            id,
-            to,
-            t.code,
-            t.message,
-            t.attempts,
-            t.stamp_initiated.then_some(now),
-            t.stamp_executed.then_some(now),
+            s.id,
+            s.to,
+            s.code,
+            s.message,
+            s.attempts,
+            s.stamp_initiated.then_some(now),
+            s.stamp_executed.then_some(now),
             now,
-            from,
+            s.from,
         ])?;
         if changed != 1 {
-            return Err(WriteError::Conflict { id, from, to });
+            return Err(s.conflict());
         }
     }
     Ok(())
