@@ -563,19 +563,6 @@ impl Controller {
             return;
         };
         let (refused, accepted, window, answered) = open.event.counts();
-        if std::env::var_os("DBG").is_some() {
-            eprintln!(
-                "DECIDE {} rate {:.1} measured {:?} hold {:?}",
-                if matches!(reading, Reading::Limit { .. }) {
-                    "L"
-                } else {
-                    "O"
-                },
-                self.rate,
-                self.measured.map(|m| (m.lowest, m.highest, m.events)),
-                self.hold.map(|h| h.0)
-            );
-        }
         tracing::debug!(
             ?reading,
             onset,
