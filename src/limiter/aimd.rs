@@ -11,7 +11,9 @@
 //! just under the limit (and climbs fast only after a deep cut), so the rate
 //! settles just under the provider's limit and 429s stay rare. The decision
 //! is not a blind cut: the event's own answers measure the limit
-//! ([`super::measure`]), and the pace is set just under it; only when they
+//! ([`super::measure`]), and the pace is set just under it (a range too
+//! wide to hold to is measured again by the events that follow at once,
+//! the pace kept until it is narrow); only when they
 //! are too few does a multiplicative cut from the pace at which the 429s
 //! started stand in, and a provider pause keeps the rate. A fixed rate uses
 //! the same back-off but never goes above the configured rate.
@@ -98,6 +100,38 @@ const MEASURED_HOLD: Duration = Duration::from_secs(60);
 /// calls (a limit of 100 after a 50 ms round trip: five) is off by more,
 /// and the hold then keeps a pace that much too low, or meets a 429.
 const HOLD_SHARE: f64 = 0.985;
+/// A congestion event's measurement of the limit is held to (see
+/// `MEASURED_HOLD`) only if its range is this narrow: the highest limit
+/// the answers allow at most 6 % over the lowest, so that the middle is
+/// within 3 % of the limit and the hold, 98.5 % of it, between 95.5 % and
+/// 101.5 % of the limit: never under 0.95 of it, and over it by so little
+/// that the provider's one-second burst allowance outlasts the hold. A
+/// drain of five accepted calls (a limit of 100 after a 50 ms round trip)
+/// is often wider, and is measured again.
+const PRECISE_RANGE: f64 = 1.06;
+/// Events in a row that measure the limit before it is held to, however
+/// wide the range still is. Each costs a `Retry-After` pause of a second
+/// and the fraction of a second spending what it refilled: six end about
+/// nine seconds after a limit dropped (the benchmark's drop settled 5–9 s
+/// after it), just inside the ten the target allows; with five, the
+/// simulation's sweep of drains held one run under 95 calls/s.
+const MAX_MEASURES: u32 = 6;
+/// A coarse measurement is taken again only when the pace that met the
+/// 429s was this far above the highest limit it allows: resumed at that
+/// pace, payrun spends what the pause refilled within a fraction of a
+/// second and the drain of the next event is as long as this one's. A
+/// pace just over the limit (a probe that overran) would take a minute to
+/// be refused again.
+const REMEASURE_PACE: f64 = 1.5;
+/// The hold never goes further over the lowest limit a measurement allows
+/// than this. A range too wide to hold to its middle (drains of five calls,
+/// measured again several times: 96 to 103 calls/s for a limit of 100) is
+/// held no higher than this over its lowest limit: the drains bound the
+/// limit from below more closely than from above (a refusal comes right
+/// before each token; the accepted call after it may come later), and a
+/// pace 2.5 % over the lowest limit, were the limit that low, spends a
+/// one-second burst allowance in 40 s, when a 429 measures it again.
+const HOLD_OVER_LOWEST: f64 = 1.025;
 /// An increase needs at least this much time of clean answers at the current
 /// rate (and at least one round trip): shorter epochs would act on noise.
 const MIN_EPOCH: Duration = Duration::from_millis(250);
@@ -180,13 +214,50 @@ enum Phase {
 
 /// A congestion event being measured: its answers, and the pace and phase
 /// before it, which a provider pause (not a limit) gives back.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Open {
     event: Event,
     before_rate: f64,
     before_phase: Phase,
     /// The event came soon after the previous pause ended.
     repeat: bool,
+    /// What the events just before it measured, when they were too coarse
+    /// to hold to and this one is to measure again.
+    prior: Option<Measured>,
+}
+
+/// The range of limits one or more congestion events in a row measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Measured {
+    lowest: f64,
+    highest: f64,
+    /// Events that measured it, and when the first began.
+    events: u32,
+    since: Instant,
+}
+
+impl Measured {
+    /// Both ranges at once (the events in a row, the first one's start),
+    /// `None` when they do not meet: the limit changed, or one event
+    /// mismeasured.
+    fn and(self, next: Measured) -> Option<Measured> {
+        let (lowest, highest) = (self.lowest.max(next.lowest), self.highest.min(next.highest));
+        (lowest <= highest).then_some(Measured {
+            lowest,
+            highest,
+            events: self.events + 1,
+            since: self.since,
+        })
+    }
+
+    fn middle(&self) -> f64 {
+        (self.lowest + self.highest) / 2.0
+    }
+
+    /// Too wide to hold to, while there is time to measure again.
+    fn coarse(&self) -> bool {
+        self.highest > PRECISE_RANGE * self.lowest && self.events < MAX_MEASURES
+    }
 }
 
 /// The controller. Times passed in must not go backwards.
@@ -210,6 +281,9 @@ pub struct Controller {
     /// A limit measured after the rate had settled: the probe stays under
     /// `HOLD_SHARE` of it until the instant (`MEASURED_HOLD`).
     hold: Option<(f64, Instant)>,
+    /// What the last congestion event measured, with the events in a row
+    /// before it that measured too coarsely to hold to.
+    measured: Option<Measured>,
     /// The pace over the last seconds: the rate at which a refused call left.
     pace: PaceHistory,
     epoch_start: Instant,
@@ -247,6 +321,7 @@ impl Controller {
             event_pause_end: None,
             open: None,
             hold: None,
+            measured: None,
             pace: PaceHistory::new(rate, now),
             epoch_start: now,
             sent_in_epoch: 0,
@@ -348,6 +423,7 @@ impl Controller {
                 before_rate: self.rate,
                 before_phase: self.phase,
                 repeat,
+                prior: self.measured.filter(|m| repeat && m.coarse()),
             });
             self.last_decrease = Some(now);
             self.decide(now);
@@ -371,35 +447,111 @@ impl Controller {
     /// far. Called at each of its 429s: the pace matters only once its
     /// pause ends, by when every call in flight at its start has answered.
     fn decide(&mut self, now: Instant) {
-        let Some(open) = self.open else {
+        let Some(open) = &self.open else {
             return;
         };
         let reading = open.event.reading();
-        let (rate, phase) = match reading {
-            Reading::Pause => (open.before_rate, open.before_phase),
-            Reading::Limit { measured, highest } => {
-                // Never above the pace that met the 429s: a measurement
-                // above it is noise (answers bunched by latency jitter).
-                let onset = open.event.send_rate();
-                self.hold = match open.before_phase {
-                    Phase::SlowStart => None,
-                    Phase::Probe { .. } => {
-                        Some((measured.min(onset), open.event.first() + MEASURED_HOLD))
-                    }
+        let onset = open.event.send_rate();
+        let (before_rate, before_phase) = (open.before_rate, open.before_phase);
+        // What this event measured, with the events just before it that
+        // measured too coarsely to hold to: the limit lies in every one's
+        // range. An event of such a chain too short to measure (too few
+        // answers) leaves the range as it was.
+        let range = match reading {
+            Reading::Limit {
+                lowest, highest, ..
+            } => {
+                let this = Measured {
+                    lowest,
+                    highest,
+                    events: 1,
+                    since: open.event.first(),
                 };
-                // Just under the measured limit; the probe climbs fast up
-                // to the knee of the highest limit the count allows (a
-                // short window's range), slowly beyond.
-                (
-                    MEASURED_MARGIN * measured.min(onset),
-                    Phase::Probe {
-                        loss_rate: highest.min(onset),
-                    },
-                )
+                // Ranges that do not meet (a limit that changed again, an
+                // answer handled very late): the latest stands, and still
+                // counts towards the events in a row.
+                Some(match open.prior {
+                    Some(p) => p.and(this).unwrap_or(Measured {
+                        events: p.events + 1,
+                        since: p.since,
+                        ..this
+                    }),
+                    None => this,
+                })
             }
-            Reading::Onset(onset) => {
+            Reading::Onset(_) => {
+                // Too few calls accepted for a reading of its own, but maybe
+                // enough to narrow a chain's range, or to begin one.
+                let this = open.event.range().map(|(lowest, highest)| Measured {
+                    lowest,
+                    highest,
+                    events: 1,
+                    since: open.event.first(),
+                });
+                match (open.prior, this) {
+                    (Some(p), this) => Some(this.and_then(|t| p.and(t)).unwrap_or(Measured {
+                        events: p.events + 1,
+                        ..p
+                    })),
+                    (None, Some(t))
+                        if matches!(before_phase, Phase::Probe { .. })
+                            && t.lowest > 0.0
+                            && onset >= REMEASURE_PACE * t.highest =>
+                    {
+                        Some(t)
+                    }
+                    (None, _) => None,
+                }
+            }
+            Reading::Pause => None,
+        };
+        let (rate, phase) = match (reading, range) {
+            (Reading::Pause, _) => (before_rate, before_phase),
+            (_, Some(range)) => {
+                self.measured = Some(range);
+                // The middle of the range, but never so high that the hold
+                // overruns the lowest limit the range allows by more than
+                // `HOLD_OVER_LOWEST`, nor above the pace that met the
+                // 429s (a measurement above it is noise: answers bunched
+                // by latency jitter).
+                let measured = range
+                    .middle()
+                    .min(HOLD_OVER_LOWEST / HOLD_SHARE * range.lowest)
+                    .min(onset);
+                match before_phase {
+                    Phase::Probe { .. }
+                        if range.coarse() && onset >= REMEASURE_PACE * range.highest =>
+                    {
+                        // Too coarse to hold to: keep the pace that met the
+                        // 429s, which spends what the pause refilled within
+                        // a fraction of a second and measures again.
+                        self.hold = None;
+                        (onset, Phase::Probe { loss_rate: onset })
+                    }
+                    _ => {
+                        self.hold = match before_phase {
+                            Phase::SlowStart => None,
+                            Phase::Probe { .. } => Some((measured, range.since + MEASURED_HOLD)),
+                        };
+                        // Just under the middle of the measured range (at the
+                        // hold already when that is under it: a wide range
+                        // held near its lowest limit); the probe climbs
+                        // fast up to the knee of the highest limit the
+                        // measurement allows, slowly beyond.
+                        (
+                            (MEASURED_MARGIN * range.middle().min(onset))
+                                .min(HOLD_SHARE * measured),
+                            Phase::Probe {
+                                loss_rate: range.highest.min(onset),
+                            },
+                        )
+                    }
+                }
+            }
+            (_, None) => {
                 self.hold = None;
-                let beta = match open.before_phase {
+                self.measured = None;
+                let beta = match before_phase {
                     Phase::SlowStart => SLOW_START_BETA,
                     Phase::Probe { .. } if open.repeat => REPEAT_BETA,
                     Phase::Probe { .. } => BETA,
@@ -412,15 +564,19 @@ impl Controller {
         // Each 429 of an event refines its decision: the log shows what its
         // answers measured and what the pace and the hold became, so an
         // operator can tell a mismeasured limit from the provider's.
+        let Some(open) = &self.open else {
+            return;
+        };
         let (refused, accepted, window, answered) = open.event.counts();
         tracing::debug!(
             ?reading,
-            onset = open.event.send_rate(),
+            onset,
             refused,
             accepted,
             window_ms = window.as_secs_f64() * 1e3,
             answered_ms = answered.as_secs_f64() * 1e3,
-            before = open.before_rate,
+            measured = ?self.measured.map(|m| (m.lowest, m.highest, m.events)),
+            before = before_rate,
             rate = self.rate,
             hold = ?self.hold.map(|(limit, until)| (HOLD_SHARE * limit, until.saturating_duration_since(now))),
             "congestion event decision"

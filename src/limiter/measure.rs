@@ -11,6 +11,18 @@
 //! faster than the limit, some are refused and the rest are accepted at
 //! exactly the limit. That drain is the measurement ([`Event::reading`]).
 //!
+//! Counting alone is exact only to one call, a fifth of a drain of five
+//! (a limit of 100 after a 50 ms round trip). The order of the answers says
+//! more: an empty bucket makes a token every `1/L` exactly, each accepted
+//! call is the first to arrive after one, and a refused call arrived before
+//! the next. So the token instants lie each between an accepted answer and
+//! the refusal before it, and lie `1/L` apart: every pair of a refusal and
+//! an accepted answer bounds `1/L` ([`bracket`]), and the tightest bounds
+//! bracket the limit, often to a few percent where the count says a fifth.
+//! The answers are taken in the order payrun handled them, which is the
+//! order the provider decided them in (it answers as it decides, whatever
+//! the latency), each allowed [`ANSWER_SLACK`] of lateness.
+//!
 //! When too few answers arrive to measure (a low rate, a short latency),
 //! what is left is the pace at which the refused call left: the rate at
 //! which 429s started ([`PaceHistory`]), which the caller backs off from.
@@ -49,6 +61,16 @@ const PAUSE_EXPECTED: f64 = 3.0;
 /// spread is latency jitter, over which the answers' own instants are the
 /// provider's order; a late handling is then small beside the window.
 const STEADY_LATENCY_SHARE: f64 = 0.25;
+/// How much later than the provider decided it payrun may handle one
+/// answer beside another, for [`bracket`]: its wake-up after an idle wait,
+/// a few answers read in one go. An answer later than that (payrun stalled
+/// for longer) may bracket the limit wrongly: the bracket is then checked
+/// against the count, and dropped if the two disagree.
+const ANSWER_SLACK: Duration = Duration::from_micros(500);
+/// Answers of one event kept for [`bracket`]: a drain of a round trip at a
+/// few hundred calls a second, with room to spare; later ones are counted
+/// but not ordered.
+const MAX_ORDERED: usize = 256;
 /// Rate changes remembered to find the pace of a past send: the rate
 /// changes at most every quarter second (the increase epoch) or at a 429, so
 /// this covers at least the last eight seconds.
@@ -95,9 +117,14 @@ impl PaceHistory {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Reading {
     /// The provider accepted calls at its limit while refusing the rest:
-    /// `measured` calls/s, and at most `highest` (the count is exact to one
-    /// call, so a short window leaves a range).
-    Limit { measured: f64, highest: f64 },
+    /// between `lowest` and `highest` calls/s, `measured` the middle of it
+    /// (a short window leaves a range: the count is exact to one call, the
+    /// order of the answers narrows it).
+    Limit {
+        measured: f64,
+        lowest: f64,
+        highest: f64,
+    },
     /// It refused everything for a while: a pause or outage, not a limit.
     Pause,
     /// Too few answers to tell: 429s started when calls left at this pace.
@@ -106,7 +133,7 @@ pub enum Reading {
 
 /// The answers of one congestion event, from its first 429 to the end of
 /// the pause it caused.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     /// The pace when the first refused call left.
     send_rate: f64,
@@ -125,6 +152,9 @@ pub struct Event {
     /// Clean answers since the first refusal, and up to the last one.
     accepted: u64,
     accepted_by_last: u64,
+    /// Every answer from the first refusal on, in the order handled: when
+    /// it was handled, and whether it was accepted (up to [`MAX_ORDERED`]).
+    order: Vec<(Instant, bool)>,
 }
 
 impl Event {
@@ -144,6 +174,7 @@ impl Event {
             refused: 1,
             accepted: 0,
             accepted_by_last: 0,
+            order: vec![(now, false)],
         }
     }
 
@@ -158,6 +189,7 @@ impl Event {
         }
         self.accepted_by_last = self.accepted;
         self.took(sent, now);
+        self.ordered(now, false);
     }
 
     /// A clean answer during the event, at `now` for a call that left at
@@ -165,6 +197,13 @@ impl Event {
     pub fn accepted(&mut self, sent: Instant, now: Instant) {
         self.accepted += 1;
         self.took(sent, now);
+        self.ordered(now, true);
+    }
+
+    fn ordered(&mut self, now: Instant, accepted: bool) {
+        if self.order.len() < MAX_ORDERED {
+            self.order.push((now, accepted));
+        }
     }
 
     fn took(&mut self, sent: Instant, now: Instant) {
@@ -210,13 +249,36 @@ impl Event {
         }
     }
 
+    /// The limits under which the provider would have answered as it did:
+    /// the count (calls accepted between the first and the last refusal,
+    /// exact to one) narrowed by the order of the answers ([`bracket`])
+    /// when the two agree. `None` before two refusals with a call accepted
+    /// between them. Fewer calls than a [`Reading::Limit`] needs still
+    /// narrow what earlier events measured.
+    pub fn range(&self) -> Option<(f64, f64)> {
+        let window = self.window().as_secs_f64();
+        if self.accepted_by_last == 0 || window <= 0.0 {
+            return None;
+        }
+        let n = self.accepted_by_last as f64;
+        let count = ((n - 1.0) / window, (n + 1.0) / window);
+        Some(match bracket(&self.order, ANSWER_SLACK) {
+            Some((lo, hi)) if lo.max(count.0) <= hi.min(count.1) => {
+                (lo.max(count.0), hi.min(count.1))
+            }
+            _ => count,
+        })
+    }
+
     pub fn reading(&self) -> Reading {
         let window = self.window().as_secs_f64();
-        if self.accepted_by_last >= MIN_ACCEPTED && window > 0.0 {
-            // The count is the limit × the window, give or take one call.
+        if self.accepted_by_last >= MIN_ACCEPTED
+            && let Some((lowest, highest)) = self.range()
+        {
             return Reading::Limit {
-                measured: self.accepted_by_last as f64 / window,
-                highest: (self.accepted_by_last + 1) as f64 / window,
+                measured: (lowest + highest) / 2.0,
+                lowest,
+                highest,
             };
         }
         if self.accepted_by_last == 0 {
@@ -229,6 +291,44 @@ impl Event {
         }
         Reading::Onset(self.send_rate)
     }
+}
+
+/// The range of limits under which a token bucket, empty from the first
+/// answer on, would have decided `answers` (handled at the instants given,
+/// each up to `slack` after the provider decided it) as it did: the
+/// `k`-th accepted call took the `k`-th token, made at `θ + k/L`, and a
+/// refusal after `k` accepted ones came before the token `k`. Each pair of
+/// an accepted answer `i` and a refusal after `j` accepted ones bounds
+/// `(i − j)/L` by the time between them; the tightest bounds are the
+/// range. `None` when the answers bound the limit on one side only, or on
+/// none (a bucket did not decide them: the range is empty).
+pub fn bracket(answers: &[(Instant, bool)], slack: Duration) -> Option<(f64, f64)> {
+    let &(t0, _) = answers.first()?;
+    let slack = slack.as_secs_f64();
+    let at = |t: Instant| t.saturating_duration_since(t0).as_secs_f64();
+    // (tokens taken before it, seconds since the first answer)
+    let mut accepted = Vec::new();
+    let mut refused = Vec::new();
+    for &(t, ok) in answers {
+        if ok {
+            accepted.push((accepted.len() as f64, at(t)));
+        } else {
+            refused.push((accepted.len() as f64, at(t)));
+        }
+    }
+    // Bounds on the time between two tokens.
+    let (mut shortest, mut longest) = (0.0_f64, f64::INFINITY);
+    for &(j, r) in &refused {
+        for &(i, a) in &accepted {
+            if i > j {
+                longest = longest.min((a - r + slack) / (i - j));
+            } else if j > i {
+                shortest = shortest.max((r - a - slack) / (j - i));
+            }
+        }
+    }
+    (shortest > 0.0 && longest.is_finite() && shortest <= longest)
+        .then(|| (1.0 / longest, 1.0 / shortest))
 }
 
 #[cfg(test)]
@@ -298,7 +398,10 @@ mod tests {
         let t0 = Instant::now();
         for (arrivals, limit) in [(190.0, 100.0), (800.0, 400.0), (37.0, 20.0), (103.0, 100.0)] {
             let e = drain(arrivals, limit, 0.4, t0);
-            let Reading::Limit { measured, highest } = e.reading() else {
+            let Reading::Limit {
+                measured, highest, ..
+            } = e.reading()
+            else {
                 panic!("{arrivals} into {limit}: {:?}", e.reading());
             };
             assert!(
@@ -343,13 +446,113 @@ mod tests {
             e.accepted(at - 200 * MS, at);
         }
         e.refused(SEC, t0 - 250 * MS, t0 + 400 * MS);
-        assert_eq!(
-            e.reading(),
-            Reading::Limit {
-                measured: 100.0,
-                highest: 102.5
-            }
+        // 40 calls in 400 ms, give or take one.
+        let Reading::Limit {
+            measured,
+            lowest,
+            highest,
+        } = e.reading()
+        else {
+            panic!("{:?}", e.reading());
+        };
+        assert!((measured - 100.0).abs() < 1e-9, "{measured}");
+        assert!((lowest - 97.5).abs() < 1e-9, "{lowest}");
+        assert!((highest - 102.5).abs() < 1e-9, "{highest}");
+    }
+
+    /// Answers at `ms` milliseconds after `t0`, `true` for accepted.
+    fn answers(t0: Instant, seq: &[(u32, bool)]) -> Vec<(Instant, bool)> {
+        seq.iter().map(|&(ms, ok)| (t0 + ms * MS, ok)).collect()
+    }
+
+    fn assert_bracket(got: Option<(f64, f64)>, lo: f64, hi: f64) {
+        let Some((l, h)) = got else {
+            panic!("no bracket, want [{lo}, {hi}]");
+        };
+        assert!(
+            (l - lo).abs() < 1e-6 && (h - hi).abs() < 1e-6,
+            "[{l}, {h}], want [{lo}, {hi}]"
         );
+    }
+
+    /// Calls every 4 ms from 0, the first after each token accepted and
+    /// the others refused, as a bucket making a token every 11 ms from
+    /// 0.5 ms decides them. Without slack the bracket is exactly the range
+    /// of limits under which some bucket decides them so.
+    #[test]
+    fn the_order_of_the_answers_brackets_the_limit() {
+        let t0 = Instant::now();
+        let seq = [
+            (0, false),
+            (4, true),
+            (8, false),
+            (12, true),
+            (16, false),
+            (20, false),
+            (24, true),
+            (28, false),
+            (32, false),
+            (36, true),
+            (40, false),
+        ];
+        let a = answers(t0, &seq);
+        // Accepted (index, ms): (0,4) (1,12) (2,24) (3,36); refused after
+        // j accepted (j, ms): (0,0) (1,8) (2,16) (2,20) (3,28) (3,32) (4,40).
+        // 1/L < min over i > j of (a_i − r_j)/(i − j): (2,24)−(1,8) = 16,
+        // (1,12)−(0,0) = 12, (3,36)−(2,20) = 16, (2,24)−(0,0) = 12: 12 ms.
+        // 1/L > max over j > i of (r_j − a_i)/(j − i): (4,40)−(0,4) = 36/4,
+        // (2,20)−(0,4) = 16/2, (3,32)−(1,12) = 20/2, (4,40)−(2,24) = 16/2,
+        // (3,32)−(0,4) = 28/3: 10 ms.
+        assert_bracket(bracket(&a, Duration::ZERO), 1000.0 / 12.0, 100.0);
+        // Each answer possibly up to 1 ms late widens every pair by 1 ms:
+        // (3,36)−(0,0) now binds, 37/3 ms.
+        assert_bracket(bracket(&a, MS), 3000.0 / 37.0, 1000.0 / 9.5);
+    }
+
+    #[test]
+    fn answers_that_bound_the_limit_on_one_side_bracket_nothing() {
+        let t0 = Instant::now();
+        // One accepted call: no two tokens to time.
+        let a = answers(t0, &[(0, false), (5, true), (10, false)]);
+        assert_eq!(bracket(&a, Duration::ZERO), None);
+        // Refusals only after the first accepted call: an upper bound on
+        // the time between tokens (a lowest limit), no highest.
+        let a = answers(t0, &[(0, false), (5, true), (10, true)]);
+        assert_eq!(bracket(&a, Duration::ZERO), None);
+        assert_eq!(bracket(&[], Duration::ZERO), None);
+    }
+
+    /// Answers no token bucket would give (two accepted 1 ms apart, then a
+    /// refusal 20 ms after the first one accepted) bracket nothing.
+    #[test]
+    fn answers_no_bucket_would_give_bracket_nothing() {
+        let t0 = Instant::now();
+        let a = answers(t0, &[(0, false), (10, true), (11, true), (30, false)]);
+        // Two tokens within 1 ms: 1/L < 1 ms; then a refusal 20 ms after
+        // the first: 1/L > 10 ms.
+        assert_eq!(bracket(&a, Duration::ZERO), None);
+    }
+
+    /// The drain of a 55 ms round trip at 400 calls/s into a limit of 100
+    /// (five calls accepted): the count alone allows 73 to 109 calls/s,
+    /// the order of the answers 93 to 108.
+    #[test]
+    fn the_order_narrows_what_the_count_allows() {
+        let t0 = Instant::now();
+        let e = drain(400.0, 100.0, 0.055, t0);
+        let (lo, hi) = e.range().expect("a range");
+        assert!(lo <= 100.0 && 100.0 <= hi, "[{lo}, {hi}]");
+        assert!(hi / lo < 1.2, "[{lo}, {hi}]");
+        let Reading::Limit {
+            measured,
+            lowest,
+            highest,
+        } = e.reading()
+        else {
+            panic!("{:?}", e.reading());
+        };
+        assert_eq!((lowest, highest), (lo, hi));
+        assert!((measured - 100.0).abs() < 5.0, "{measured}");
     }
 
     #[test]

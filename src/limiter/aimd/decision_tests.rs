@@ -338,3 +338,98 @@ fn answers_after_the_pause_leave_the_measurement_as_it_is() {
     assert_eq!(c.congestion_events(), 1);
     assert!(near(c.rate(), rate), "{} after {rate}", c.rate());
 }
+
+/// The drain of one round trip at 370 calls/s into a bucket making a token
+/// every 10 ms (a limit of 100): calls leave every 2.7 ms from `start`,
+/// the provider decides each 50 ms later and answers at once, the first
+/// token `phase` after the first call arrives (which is refused). Eighteen
+/// calls: the ones that left before the first 429 came back.
+fn drain_into_100(c: &mut Controller, start: Instant, phase: Duration) {
+    let arrive = |i: u32| start + i * 27 * MS / 10 + 50 * MS;
+    let mut token = arrive(0) + phase;
+    for i in 0..18 {
+        let at = arrive(i);
+        if at >= token {
+            token += 10 * MS;
+            c.on_success(at - 50 * MS, at);
+        } else {
+            c.on_rate_limited(at - 50 * MS, SEC, at);
+        }
+    }
+}
+
+/// A drain of five calls measures a limit of 100 only to within several
+/// percent: too coarse to hold to. The pace that met the 429s is kept, so
+/// the next event comes as soon as the pause ends and measures again; each
+/// narrows the range, until it is narrow enough to hold to (or after
+/// `MAX_MEASURES` events), and the probe holds no further than
+/// `HOLD_OVER_LOWEST` over the lowest limit left.
+#[test]
+fn a_coarse_measurement_is_taken_again_then_held_near_its_lowest() {
+    let t0 = Instant::now();
+    let mut c = Controller::new(Settings::new(RateMode::Fixed(370), 256), t0);
+    let mut start = t0;
+    let mut last: Option<Measured> = None;
+    for k in 0..MAX_MEASURES {
+        let phase = Duration::from_micros(300 + 1100 * u64::from(k) % 2700);
+        drain_into_100(&mut c, start, phase);
+        let m = c.measured.expect("a range");
+        assert_eq!(m.events, k + 1);
+        assert!(m.lowest <= 100.0 && 100.0 <= m.highest, "{m:?}");
+        if let Some(l) = last {
+            assert!(
+                m.lowest >= l.lowest && m.highest <= l.highest,
+                "{m:?} after {l:?}"
+            );
+        }
+        last = Some(m);
+        if !m.coarse() {
+            break;
+        }
+        assert_eq!(c.rate(), 370.0, "measuring again");
+        assert!(c.hold.is_none());
+        start = c.paused_until(start).expect("a pause") + 100 * MS;
+    }
+    // Three drains narrow it to [97.6, 102.7] calls/s here.
+    assert!(last.is_some_and(|m| m.events == 3), "{last:?}");
+    let m = last.expect("a range");
+    let (limit, _) = c.hold.expect("held after the last measurement");
+    assert!(
+        HOLD_SHARE * limit <= HOLD_OVER_LOWEST * m.lowest + 1e-9,
+        "held at {} for {m:?}",
+        HOLD_SHARE * limit
+    );
+    assert!(
+        HOLD_SHARE * limit >= 0.95 * 100.0,
+        "held at {}",
+        HOLD_SHARE * limit
+    );
+    assert!(c.rate() <= HOLD_SHARE * limit + 1e-9, "{}", c.rate());
+}
+
+/// A coarse measurement after a probe that only just overran (the pace
+/// that met the 429s not far above the range) is not taken again: the
+/// pace would take a minute to be refused again.
+#[test]
+fn a_coarse_measurement_near_the_pace_is_held_to_at_once() {
+    let t0 = Instant::now();
+    let mut c = Controller::new(Settings::new(RateMode::Fixed(120), 256), t0);
+    // 40 calls at 120/s answered 400 ms later by a limit of 100: about
+    // one in six refused; a drain too short to measure closely.
+    let mut token = t0 + 400 * MS + 4 * MS;
+    for i in 0..40u32 {
+        let s = t0 + i * 1000 * MS / 120;
+        let at = s + 400 * MS;
+        if at >= token {
+            token += 10 * MS;
+            c.on_success(s, at);
+        } else {
+            c.on_rate_limited(s, SEC, at);
+        }
+    }
+    assert_eq!(c.congestion_events(), 1);
+    assert!(c.rate() < 100.0, "{}", c.rate());
+    if let Some(m) = c.measured {
+        assert!(120.0 < REMEASURE_PACE * m.highest, "{m:?}");
+    }
+}
