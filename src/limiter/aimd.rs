@@ -226,6 +226,153 @@ struct Open {
     prior: Option<Measured>,
 }
 
+impl Open {
+    /// What this event measured, with the events just before it that
+    /// measured too coarsely to hold to: the limit lies in every one's
+    /// range. An event of such a chain too short to measure (too few
+    /// answers) leaves the range as it was. `onset` is the pace at which
+    /// its 429s started.
+    fn range(&self, reading: Reading, onset: f64) -> Option<Measured> {
+        let before_phase = self.before_phase;
+        match reading {
+            Reading::Limit {
+                lowest, highest, ..
+            } => {
+                let this = Measured {
+                    lowest,
+                    highest,
+                    events: 1,
+                    since: self.event.first(),
+                };
+                // Ranges that do not meet (a limit that changed again, an
+                // answer handled very late): the latest stands, and still
+                // counts towards the events in a row.
+                Some(match self.prior {
+                    Some(p) => p.and(this).unwrap_or(Measured {
+                        events: p.events + 1,
+                        since: p.since,
+                        ..this
+                    }),
+                    None => this,
+                })
+            }
+            Reading::Onset(_) => {
+                // Too few calls accepted for a reading of its own, but maybe
+                // enough to narrow a chain's range, or to begin one.
+                let this = self.event.range().map(|(lowest, highest)| Measured {
+                    lowest,
+                    highest,
+                    events: 1,
+                    since: self.event.first(),
+                });
+                match (self.prior, this) {
+                    (Some(p), this) => Some(this.and_then(|t| p.and(t)).unwrap_or(Measured {
+                        events: p.events + 1,
+                        ..p
+                    })),
+                    (None, Some(t))
+                        if matches!(before_phase, Phase::Probe { .. })
+                            && t.lowest > 0.0
+                            && onset >= REMEASURE_PACE * t.highest =>
+                    {
+                        Some(t)
+                    }
+                    (None, _) => None,
+                }
+            }
+            Reading::Pause => None,
+        }
+    }
+
+    /// The pace and phase after this event, and the range and hold from
+    /// now on, from what it measured so far (`reading`; `onset`, the pace
+    /// at which its 429s started). Pure: the controller applies it.
+    fn decision(&self, reading: Reading, onset: f64) -> Decision {
+        let before_phase = self.before_phase;
+        match (reading, self.range(reading, onset)) {
+            // A provider pause, not a limit: everything as before it.
+            (Reading::Pause, _) => Decision {
+                rate: self.before_rate,
+                phase: before_phase,
+                limit: None,
+            },
+            (_, Some(range)) => {
+                // The middle of the range, but never so high that the hold
+                // overruns the lowest limit the range allows by more than
+                // `HOLD_OVER_LOWEST`, nor above the pace that met the
+                // 429s (a measurement above it is noise: answers bunched
+                // by latency jitter).
+                let measured = range
+                    .middle()
+                    .min(HOLD_OVER_LOWEST / HOLD_SHARE * range.lowest)
+                    .min(onset);
+                match before_phase {
+                    // Too coarse to hold to: keep the pace that met the
+                    // 429s, which spends what the pause refilled within a
+                    // fraction of a second and measures again.
+                    Phase::Probe { .. }
+                        if range.coarse() && onset >= REMEASURE_PACE * range.highest =>
+                    {
+                        Decision {
+                            rate: onset,
+                            phase: Phase::Probe { loss_rate: onset },
+                            limit: Some((Some(range), None)),
+                        }
+                    }
+                    // Just under the middle of the measured range (at the
+                    // hold already when that is under it: a wide range held
+                    // near its lowest limit); the probe climbs fast up to
+                    // the knee of the highest limit the measurement allows,
+                    // slowly beyond.
+                    _ => Decision {
+                        rate: (MEASURED_MARGIN * range.middle().min(onset))
+                            .min(HOLD_SHARE * measured),
+                        phase: Phase::Probe {
+                            loss_rate: range.highest.min(onset),
+                        },
+                        limit: Some((
+                            Some(range),
+                            match before_phase {
+                                Phase::SlowStart => None,
+                                Phase::Probe { .. } => {
+                                    Some((measured, range.since + MEASURED_HOLD))
+                                }
+                            },
+                        )),
+                    },
+                }
+            }
+            // Nothing to measure: a cut from the onset's pace.
+            (_, None) => {
+                let beta = match before_phase {
+                    Phase::SlowStart => SLOW_START_BETA,
+                    Phase::Probe { .. } if self.repeat => REPEAT_BETA,
+                    Phase::Probe { .. } => BETA,
+                };
+                Decision {
+                    rate: onset * beta,
+                    phase: Phase::Probe { loss_rate: onset },
+                    limit: Some((None, None)),
+                }
+            }
+        }
+    }
+}
+
+/// A limit just measured, kept to until the instant (step 6 of
+/// docs/rate.md).
+type Hold = (f64, Instant);
+
+/// What a congestion event decides ([`Open::decision`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Decision {
+    rate: f64,
+    phase: Phase,
+    /// The measured range and the hold (limit, until) from now on; `None`
+    /// (a provider pause) keeps both as they were.
+    limit: Option<(Option<Measured>, Option<Hold>)>,
+}
+
 /// The range of limits one or more congestion events in a row measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Measured {
@@ -280,7 +427,7 @@ pub struct Controller {
     open: Option<Open>,
     /// A limit measured after the rate had settled: the probe stays under
     /// `HOLD_SHARE` of it until the instant (`MEASURED_HOLD`).
-    hold: Option<(f64, Instant)>,
+    hold: Option<Hold>,
     /// What the last congestion event measured, with the events in a row
     /// before it that measured too coarsely to hold to.
     measured: Option<Measured>,
@@ -452,118 +599,21 @@ impl Controller {
         };
         let reading = open.event.reading();
         let onset = open.event.send_rate();
-        let (before_rate, before_phase) = (open.before_rate, open.before_phase);
-        // What this event measured, with the events just before it that
-        // measured too coarsely to hold to: the limit lies in every one's
-        // range. An event of such a chain too short to measure (too few
-        // answers) leaves the range as it was.
-        let range = match reading {
-            Reading::Limit {
-                lowest, highest, ..
-            } => {
-                let this = Measured {
-                    lowest,
-                    highest,
-                    events: 1,
-                    since: open.event.first(),
-                };
-                // Ranges that do not meet (a limit that changed again, an
-                // answer handled very late): the latest stands, and still
-                // counts towards the events in a row.
-                Some(match open.prior {
-                    Some(p) => p.and(this).unwrap_or(Measured {
-                        events: p.events + 1,
-                        since: p.since,
-                        ..this
-                    }),
-                    None => this,
-                })
-            }
-            Reading::Onset(_) => {
-                // Too few calls accepted for a reading of its own, but maybe
-                // enough to narrow a chain's range, or to begin one.
-                let this = open.event.range().map(|(lowest, highest)| Measured {
-                    lowest,
-                    highest,
-                    events: 1,
-                    since: open.event.first(),
-                });
-                match (open.prior, this) {
-                    (Some(p), this) => Some(this.and_then(|t| p.and(t)).unwrap_or(Measured {
-                        events: p.events + 1,
-                        ..p
-                    })),
-                    (None, Some(t))
-                        if matches!(before_phase, Phase::Probe { .. })
-                            && t.lowest > 0.0
-                            && onset >= REMEASURE_PACE * t.highest =>
-                    {
-                        Some(t)
-                    }
-                    (None, _) => None,
-                }
-            }
-            Reading::Pause => None,
-        };
-        let (rate, phase) = match (reading, range) {
-            (Reading::Pause, _) => (before_rate, before_phase),
-            (_, Some(range)) => {
-                self.measured = Some(range);
-                // The middle of the range, but never so high that the hold
-                // overruns the lowest limit the range allows by more than
-                // `HOLD_OVER_LOWEST`, nor above the pace that met the
-                // 429s (a measurement above it is noise: answers bunched
-                // by latency jitter).
-                let measured = range
-                    .middle()
-                    .min(HOLD_OVER_LOWEST / HOLD_SHARE * range.lowest)
-                    .min(onset);
-                match before_phase {
-                    Phase::Probe { .. }
-                        if range.coarse() && onset >= REMEASURE_PACE * range.highest =>
-                    {
-                        // Too coarse to hold to: keep the pace that met the
-                        // 429s, which spends what the pause refilled within
-                        // a fraction of a second and measures again.
-                        self.hold = None;
-                        (onset, Phase::Probe { loss_rate: onset })
-                    }
-                    _ => {
-                        self.hold = match before_phase {
-                            Phase::SlowStart => None,
-                            Phase::Probe { .. } => Some((measured, range.since + MEASURED_HOLD)),
-                        };
-                        // Just under the middle of the measured range (at the
-                        // hold already when that is under it: a wide range
-                        // held near its lowest limit); the probe climbs
-                        // fast up to the knee of the highest limit the
-                        // measurement allows, slowly beyond.
-                        (
-                            (MEASURED_MARGIN * range.middle().min(onset))
-                                .min(HOLD_SHARE * measured),
-                            Phase::Probe {
-                                loss_rate: range.highest.min(onset),
-                            },
-                        )
-                    }
-                }
-            }
-            (_, None) => {
-                self.hold = None;
-                self.measured = None;
-                let beta = match before_phase {
-                    Phase::SlowStart => SLOW_START_BETA,
-                    Phase::Probe { .. } if open.repeat => REPEAT_BETA,
-                    Phase::Probe { .. } => BETA,
-                };
-                (onset * beta, Phase::Probe { loss_rate: onset })
-            }
-        };
-        self.phase = phase;
-        self.set_rate(rate.max(MIN_RATE), now);
-        // Each 429 of an event refines its decision: the log shows what its
-        // answers measured and what the pace and the hold became, so an
-        // operator can tell a mismeasured limit from the provider's.
+        let before_rate = open.before_rate;
+        let d = open.decision(reading, onset);
+        if let Some((measured, hold)) = d.limit {
+            self.measured = measured;
+            self.hold = hold;
+        }
+        self.phase = d.phase;
+        self.set_rate(d.rate.max(MIN_RATE), now);
+        self.log_decision(reading, onset, before_rate, now);
+    }
+
+    /// Each 429 of an event refines its decision: the log shows what its
+    /// answers measured and what the pace and the hold became, so an
+    /// operator can tell a mismeasured limit from the provider's.
+    fn log_decision(&self, reading: Reading, onset: f64, before_rate: f64, now: Instant) {
         let Some(open) = &self.open else {
             return;
         };

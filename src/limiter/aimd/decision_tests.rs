@@ -433,3 +433,101 @@ fn a_coarse_measurement_near_the_pace_is_held_to_at_once() {
         assert!(120.0 < REMEASURE_PACE * m.highest, "{m:?}");
     }
 }
+
+/// An event after the rate had settled, its 429s begun at `onset`.
+fn settled_event(t0: Instant) -> Open {
+    Open {
+        event: Event::new(400.0, SEC, t0 - 50 * MS, t0),
+        before_rate: 97.0,
+        before_phase: Phase::Probe { loss_rate: 100.0 },
+        repeat: false,
+        prior: None,
+    }
+}
+
+fn limit(lowest: f64, highest: f64) -> Reading {
+    Reading::Limit {
+        measured: (lowest + highest) / 2.0,
+        lowest,
+        highest,
+    }
+}
+
+#[test]
+fn the_decision_of_a_provider_pause_keeps_the_pace_the_range_and_the_hold() {
+    let t0 = Instant::now();
+    let open = settled_event(t0);
+    assert_eq!(
+        open.decision(Reading::Pause, 400.0),
+        Decision {
+            rate: 97.0,
+            phase: Phase::Probe { loss_rate: 100.0 },
+            limit: None,
+        }
+    );
+}
+
+#[test]
+fn a_coarse_range_after_a_drop_keeps_the_pace_to_measure_again_without_a_hold() {
+    let t0 = Instant::now();
+    let open = settled_event(t0);
+    // 90–110: wider than PRECISE_RANGE, and the 429s began at 400/s, over
+    // REMEASURE_PACE times its highest limit.
+    assert!(110.0 > PRECISE_RANGE * 90.0 && 400.0 >= REMEASURE_PACE * 110.0);
+    let d = open.decision(limit(90.0, 110.0), 400.0);
+    assert!(near(d.rate, 400.0), "{d:?}");
+    assert_eq!(d.phase, Phase::Probe { loss_rate: 400.0 });
+    let (range, hold) = d.limit.expect("a limit, not a pause");
+    let range = range.expect("the range kept for the next event");
+    assert_eq!(
+        (range.lowest, range.highest, range.events),
+        (90.0, 110.0, 1)
+    );
+    assert_eq!(hold, None);
+    // The same range met by a probe that only just overran it is held to.
+    let d = open.decision(limit(90.0, 110.0), 120.0);
+    assert!(d.rate < 120.0 && d.limit.unwrap().1.is_some(), "{d:?}");
+}
+
+#[test]
+fn a_precise_range_is_held_just_under_its_middle_and_near_its_lowest_end() {
+    let t0 = Instant::now();
+    let open = settled_event(t0);
+    let d = open.decision(limit(99.0, 104.0), 400.0);
+    let measured = 101.5_f64.min(HOLD_OVER_LOWEST / HOLD_SHARE * 99.0);
+    assert!(
+        near(d.rate, (MEASURED_MARGIN * 101.5).min(HOLD_SHARE * measured)),
+        "{d:?}"
+    );
+    assert_eq!(d.phase, Phase::Probe { loss_rate: 104.0 });
+    let (_, hold) = d.limit.expect("a limit");
+    let (held, until) = hold.expect("a hold after the rate had settled");
+    assert!(near(held, measured), "{held} vs {measured}");
+    assert_eq!(until, open.event.first() + MEASURED_HOLD);
+    // The end of slow start is a first estimate: not held to.
+    let first = Open {
+        before_phase: Phase::SlowStart,
+        ..settled_event(t0)
+    };
+    assert_eq!(
+        first.decision(limit(99.0, 104.0), 400.0).limit.unwrap().1,
+        None
+    );
+}
+
+#[test]
+fn nothing_to_measure_cuts_from_the_onset_and_forgets_the_range() {
+    let t0 = Instant::now();
+    let open = settled_event(t0);
+    let d = open.decision(Reading::Onset(120.0), 120.0);
+    assert!(near(d.rate, 120.0 * BETA), "{d:?}");
+    assert_eq!(d.limit, Some((None, None)));
+    let repeat = Open {
+        repeat: true,
+        ..settled_event(t0)
+    };
+    assert!(near(
+        repeat.decision(Reading::Onset(120.0), 120.0).rate,
+        120.0 * REPEAT_BETA
+    ));
+}
