@@ -473,7 +473,7 @@ fn a_coarse_range_after_a_drop_keeps_the_pace_to_measure_again_without_a_hold() 
     let open = settled_event(t0);
     // 90–110: wider than PRECISE_RANGE, and the 429s began at 400/s, over
     // REMEASURE_PACE times its highest limit.
-    assert!(110.0 > PRECISE_RANGE * 90.0 && 400.0 >= REMEASURE_PACE * 110.0);
+    const { assert!(110.0 > PRECISE_RANGE * 90.0 && 400.0 >= REMEASURE_PACE * 110.0) };
     let d = open.decision(limit(90.0, 110.0), 400.0);
     assert!(near(d.rate, 400.0), "{d:?}");
     assert_eq!(d.phase, Phase::Probe { loss_rate: 400.0 });
