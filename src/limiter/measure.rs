@@ -341,6 +341,19 @@ mod tests {
     const LAT: Duration = Duration::from_millis(50);
 
     #[test]
+    fn an_event_keeps_at_most_max_ordered_answers_in_order_and_counts_them_all() {
+        let t0 = Instant::now();
+        let mut e = Event::new(400.0, SEC, t0 - LAT, t0);
+        let n = 2 * MAX_ORDERED as u32;
+        for i in 1..=n {
+            let at = t0 + i * MS;
+            e.accepted(at - LAT, at);
+        }
+        assert_eq!(e.order.len(), MAX_ORDERED);
+        assert_eq!(e.accepted, u64::from(n));
+    }
+
+    #[test]
     fn pace_history_finds_the_pace_of_a_past_send() {
         let t0 = Instant::now();
         let mut h = PaceHistory::new(10.0, t0);
