@@ -340,6 +340,19 @@ mod tests {
     /// How long every answer takes, unless a test says otherwise.
     const LAT: Duration = Duration::from_millis(50);
 
+    /// The event's reading as (measured, lowest, highest); a test
+    /// failure when it is not a limit.
+    fn limit_of(e: &Event) -> (f64, f64, f64) {
+        match e.reading() {
+            Reading::Limit {
+                measured,
+                lowest,
+                highest,
+            } => (measured, lowest, highest),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn an_event_keeps_at_most_max_ordered_answers_in_order_and_counts_them_all() {
         let t0 = Instant::now();
@@ -460,14 +473,7 @@ mod tests {
         }
         e.refused(SEC, t0 - 250 * MS, t0 + 400 * MS);
         // 40 calls in 400 ms, give or take one.
-        let Reading::Limit {
-            measured,
-            lowest,
-            highest,
-        } = e.reading()
-        else {
-            panic!("{:?}", e.reading());
-        };
+        let (measured, lowest, highest) = limit_of(&e);
         assert!((measured - 100.0).abs() < 1e-9, "{measured}");
         assert!((lowest - 97.5).abs() < 1e-9, "{lowest}");
         assert!((highest - 102.5).abs() < 1e-9, "{highest}");
@@ -556,14 +562,7 @@ mod tests {
         let (lo, hi) = e.range().expect("a range");
         assert!(lo <= 100.0 && 100.0 <= hi, "[{lo}, {hi}]");
         assert!(hi / lo < 1.2, "[{lo}, {hi}]");
-        let Reading::Limit {
-            measured,
-            lowest,
-            highest,
-        } = e.reading()
-        else {
-            panic!("{:?}", e.reading());
-        };
+        let (measured, lowest, highest) = limit_of(&e);
         assert_eq!((lowest, highest), (lo, hi));
         assert!((measured - 100.0).abs() < 5.0, "{measured}");
     }
