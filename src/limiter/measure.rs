@@ -32,6 +32,7 @@
 //! through, or when the provider asks to wait longer than a token bucket
 //! ever does at that pace (one call's worth of time, in whole seconds).
 
+use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -311,19 +312,21 @@ pub fn bracket(answers: &[(Instant, bool)], slack: Duration) -> Option<(f64, f64
     let mut refused = Vec::new();
     for &(t, ok) in answers {
         if ok {
-            accepted.push((accepted.len() as f64, at(t)));
+            accepted.push((accepted.len(), at(t)));
         } else {
-            refused.push((accepted.len() as f64, at(t)));
+            refused.push((accepted.len(), at(t)));
         }
     }
-    // Bounds on the time between two tokens.
+    // Bounds on the time between two tokens. The first call accepted after
+    // a refusal (i = j) took the token that came after it: one instant
+    // between the two, which bounds no interval.
     let (mut shortest, mut longest) = (0.0_f64, f64::INFINITY);
     for &(j, r) in &refused {
         for &(i, a) in &accepted {
-            if i > j {
-                longest = longest.min((a - r + slack) / (i - j));
-            } else if j > i {
-                shortest = shortest.max((r - a - slack) / (j - i));
+            match i.cmp(&j) {
+                Ordering::Greater => longest = longest.min((a - r + slack) / (i - j) as f64),
+                Ordering::Less => shortest = shortest.max((r - a - slack) / (j - i) as f64),
+                Ordering::Equal => {}
             }
         }
     }
@@ -565,6 +568,29 @@ mod tests {
         let (measured, lowest, highest) = limit_of(&e);
         assert_eq!((lowest, highest), (lo, hi));
         assert!((measured - 100.0).abs() < 5.0, "{measured}");
+    }
+
+    /// A bracket the count rules out (answers handled long after the
+    /// provider decided them, say) is dropped: the range is the count's.
+    /// Twenty calls accepted 10 ms apart bracket 94.7 to 100.3 calls/s; the
+    /// refusals' calls left 160 ms apart (every answer took 50 to 100 ms,
+    /// a steady latency), so the count says 19 to 21 in 160 ms.
+    #[test]
+    fn a_bracket_the_count_rules_out_is_dropped() {
+        let t0 = Instant::now();
+        let mut e = Event::new(400.0, SEC, t0 - LAT, t0);
+        for i in 1..=20u32 {
+            let at = t0 + i * 10 * MS;
+            e.accepted(at - LAT, at);
+        }
+        let last = t0 + 210 * MS;
+        e.refused(SEC, last - 2 * LAT, last);
+        let (lo, hi) = bracket(&e.order, ANSWER_SLACK).expect("a bracket");
+        assert!(94.7 < lo && hi < 100.3, "[{lo}, {hi}]");
+        assert_eq!(e.counts().2, 160 * MS);
+        let (lo, hi) = e.range().expect("a range");
+        assert!((lo - 19.0 / 0.16).abs() < 1e-9, "{lo}");
+        assert!((hi - 21.0 / 0.16).abs() < 1e-9, "{hi}");
     }
 
     #[test]
