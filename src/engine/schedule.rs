@@ -32,6 +32,14 @@ const WORKERS_PER_SLOT: usize = 2;
 /// Workers on top of that, so a target of 1 or 2 still overlaps a commit
 /// with the next call.
 const EXTRA_WORKERS: usize = 4;
+/// And workers for the commits: a worker waits for one commit per call, so
+/// keeping the pace through commits that wait `w` takes `pace × w` more
+/// workers (Little's law), twice that to spare. `w` is the longest wait of
+/// the last few seconds: an fsync stalled behind other writes to the disk
+/// (a build, a backup) holds every worker waiting on it for up to seconds,
+/// and a pool sized for the provider's latency alone then sends below the
+/// pace for as long.
+const COMMIT_HEADROOM: f64 = 2.0;
 /// Most payouts one claim takes on a shared run: a worker holds no more
 /// than it is about to send, so the others find work too and a worker that
 /// dies leaves few payouts waiting for its lease to expire.
@@ -402,11 +410,14 @@ impl Pool<'_> {
         Ok(true)
     }
 
-    /// Workers allowed now: they follow the limiter's concurrency target
-    /// (rate × latency), within `max_concurrency`.
+    /// Workers allowed now ([`pool_size`]).
     fn workers(&self) -> usize {
-        let target = self.ctx.limiter.target_concurrency();
-        (target * WORKERS_PER_SLOT + EXTRA_WORKERS).min(self.ctx.opts.max_concurrency.max(1))
+        pool_size(
+            self.ctx.limiter.target_concurrency(),
+            f64::from(self.ctx.limiter.current_rate()),
+            self.ctx.writer.longest_wait(),
+            self.ctx.opts.max_concurrency,
+        )
     }
 
     /// Starts a task per queued payout while fewer than [`Pool::workers`]
@@ -457,11 +468,51 @@ impl Pool<'_> {
     }
 }
 
+/// Workers for a concurrency target (calls in flight: pace × latency), a
+/// pace in calls/s and the longest recent commit wait: enough to keep
+/// `target` calls in flight while others commit ([`WORKERS_PER_SLOT`],
+/// [`EXTRA_WORKERS`]) and the pace through slow commits
+/// ([`COMMIT_HEADROOM`]), within `max` (`max_concurrency`).
+fn pool_size(target: usize, pace: f64, commit_wait: Duration, max: usize) -> usize {
+    let committing = (pace * commit_wait.as_secs_f64() * COMMIT_HEADROOM).ceil();
+    // A float cast saturates: a huge pace or wait is capped by `max`.
+    let committing = committing as usize;
+    (target * WORKERS_PER_SLOT + EXTRA_WORKERS)
+        .saturating_add(committing)
+        .min(max.max(1))
+}
+
 /// Aborts a background task however the function that owns it returns.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn quick_commits_leave_the_pool_to_the_concurrency_target() {
+        // 100 calls/s at 50 ms: a target of 8 calls in flight; commits of
+        // 2 ms add one worker.
+        assert_eq!(pool_size(8, 100.0, 2 * MS, 256), 8 * 2 + 4 + 1);
+        assert_eq!(pool_size(8, 100.0, Duration::ZERO, 256), 8 * 2 + 4);
+    }
+
+    #[test]
+    fn slow_commits_add_the_workers_that_keep_the_pace() {
+        // An fsync stalled 800 ms at 100 calls/s: 80 calls' worth of
+        // workers wait on it, twice that to spare.
+        assert_eq!(pool_size(8, 100.0, 800 * MS, 256), 20 + 160);
+        // Never more than max_concurrency, never fewer than one.
+        assert_eq!(pool_size(8, 100.0, 5000 * MS, 256), 256);
+        assert_eq!(pool_size(8, f64::MAX, 5000 * MS, 256), 256);
+        assert_eq!(pool_size(8, 100.0, 800 * MS, 0), 1);
     }
 }

@@ -50,6 +50,7 @@ pub mod shared;
 pub mod sqlite;
 pub mod target;
 pub mod types;
+mod waits;
 #[cfg(test)]
 mod write_tests;
 mod writer;

@@ -4,14 +4,17 @@
 //! many payouts). Every command is answered only once its transaction is
 //! durable, with a [`WriteError`] if it is not. The answers of one commit
 //! go back to the async side in one hand-off ([`Deliveries`]): one wake-up
-//! of the runtime's thread per commit, not one per command.
+//! of the runtime's thread per commit, not one per command. Each handle
+//! notes how long its commands waited ([`Writer::longest_wait`]).
 
 use super::Store;
 use super::errors::WriteError;
 use super::types::{Transition, Work};
+use super::waits::Waits;
 use anyhow::Result;
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// Upper bound on commands folded into one transaction, so one commit never
@@ -37,6 +40,7 @@ enum Cmd {
 #[derive(Clone)]
 pub struct Writer {
     tx: mpsc::Sender<Cmd>,
+    waits: Arc<Mutex<Waits>>,
 }
 
 /// The answers of one commit, handed to the async side at once.
@@ -81,12 +85,20 @@ impl Writer {
             .name("payrun-store".into())
             .spawn(move || writer_loop(store, rx, hand_back))
             .expect("cannot spawn the database writer thread");
-        (Writer { tx: tx.clone() }, WriterThread { join, tx })
+        let waits = Arc::new(Mutex::new(Waits::new(Instant::now())));
+        (
+            Writer {
+                tx: tx.clone(),
+                waits,
+            },
+            WriterThread { join, tx },
+        )
     }
 
     /// Claims up to `limit` pending payouts (intent `initiating` committed).
     pub async fn claim(&self, run_id: i64, limit: usize) -> Result<Vec<Work>, WriteError> {
         let (reply, rx) = oneshot::channel();
+        let asked = Instant::now();
         self.tx
             .send(Cmd::Claim {
                 run_id,
@@ -94,16 +106,36 @@ impl Writer {
                 reply,
             })
             .map_err(|_| WriteError::Stopped)?;
-        rx.await.map_err(|_| WriteError::Stopped)?
+        let answer = rx.await.map_err(|_| WriteError::Stopped)?;
+        self.waited(asked);
+        answer
     }
 
     /// Commits transitions; returns once they are durable.
     pub async fn apply(&self, ts: Vec<Transition>) -> Result<(), WriteError> {
         let (reply, rx) = oneshot::channel();
+        let asked = Instant::now();
         self.tx
             .send(Cmd::Apply { ts, reply })
             .map_err(|_| WriteError::Stopped)?;
-        rx.await.map_err(|_| WriteError::Stopped)?
+        let answer = rx.await.map_err(|_| WriteError::Stopped)?;
+        self.waited(asked);
+        answer
+    }
+
+    /// The longest any command of this writer waited for its commit in
+    /// the last few seconds ([`super::waits`]).
+    pub fn longest_wait(&self) -> Duration {
+        self.lock_waits().longest(Instant::now())
+    }
+
+    fn waited(&self, asked: Instant) {
+        let now = Instant::now();
+        self.lock_waits().record(now - asked, now);
+    }
+
+    fn lock_waits(&self) -> std::sync::MutexGuard<'_, Waits> {
+        self.waits.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -229,6 +261,39 @@ mod tests {
     use crate::machine::State;
     use crate::provider::wire::Sender;
     use crate::store::test_support::{new_run, payout};
+
+    #[tokio::test]
+    async fn a_writer_notes_how_long_its_commands_waited() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("p.db")).unwrap();
+        let sender = Sender::default();
+        let mut imp = store.begin_import(&new_run("r", &sender)).unwrap();
+        imp.add(&payout(2, "1000"), "tx-2").unwrap();
+        let run_id = imp.commit().unwrap();
+        let (writer, thread) = Writer::spawn(store);
+        assert_eq!(writer.longest_wait(), Duration::ZERO);
+        let t0 = Instant::now();
+        let claimed = writer.claim(run_id, 10).await.unwrap();
+        let claim_took = t0.elapsed();
+        let waited = writer.longest_wait();
+        assert!(!waited.is_zero() && waited <= claim_took, "{waited:?}");
+        // Clones share what they noted.
+        let other = writer.clone();
+        let t0 = Instant::now();
+        other
+            .apply(vec![Transition::new(
+                claimed[0].id,
+                State::Initiating,
+                State::Initiated,
+            )])
+            .await
+            .unwrap();
+        let longest = waited.max(t0.elapsed());
+        assert!(writer.longest_wait() <= longest);
+        assert!(writer.longest_wait() >= waited);
+        drop((writer, other));
+        thread.join().unwrap();
+    }
 
     #[tokio::test]
     async fn writer_replies_are_typed_and_a_stopped_writer_says_so() {
