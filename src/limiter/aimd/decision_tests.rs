@@ -484,9 +484,115 @@ fn a_coarse_range_after_a_drop_keeps_the_pace_to_measure_again_without_a_hold() 
         (90.0, 110.0, 1)
     );
     assert_eq!(hold, None);
-    // The same range met by a probe that only just overran it is held to.
+    // The same range met by a probe that only just overran it is held to,
+    // and so wide a range no further than HOLD_OVER_LOWEST over its lowest
+    // limit (under MEASURED_MARGIN of its middle).
     let d = open.decision(limit(90.0, 110.0), 120.0);
-    assert!(d.rate < 120.0 && d.limit.unwrap().1.is_some(), "{d:?}");
+    const { assert!(HOLD_OVER_LOWEST * 90.0 < MEASURED_MARGIN * 100.0) };
+    assert!(near(d.rate, HOLD_OVER_LOWEST * 90.0), "{d:?}");
+    assert!(d.limit.unwrap().1.is_some(), "{d:?}");
+}
+
+/// What the chain of events before this one measured: 2 events, the
+/// first 3 s ago.
+fn chain(t0: Instant, lowest: f64, highest: f64) -> Measured {
+    Measured {
+        lowest,
+        highest,
+        events: 2,
+        since: t0 - 3 * SEC,
+    }
+}
+
+/// A range that does not meet the chain's (the limit moved again, or an
+/// answer was handled very late) stands alone, and still counts as one
+/// more event of the chain, begun when the chain began.
+#[test]
+fn a_range_that_misses_the_chain_replaces_it_and_counts_as_one_more_event() {
+    let t0 = Instant::now();
+    let open = Open {
+        prior: Some(chain(t0, 90.0, 95.0)),
+        ..settled_event(t0)
+    };
+    assert_eq!(
+        open.range(limit(100.0, 104.0), 400.0),
+        Some(Measured {
+            lowest: 100.0,
+            highest: 104.0,
+            events: 3,
+            since: t0 - 3 * SEC,
+        })
+    );
+}
+
+/// An event of a chain too short to measure anything leaves the chain's
+/// range as it was, one event longer.
+#[test]
+fn an_event_too_short_to_measure_leaves_the_chain_one_event_longer() {
+    let t0 = Instant::now();
+    let open = Open {
+        prior: Some(chain(t0, 96.0, 104.0)),
+        ..settled_event(t0)
+    };
+    assert_eq!(open.event.range(), None);
+    assert_eq!(
+        open.range(Reading::Onset(400.0), 400.0),
+        Some(Measured {
+            events: 3,
+            ..chain(t0, 96.0, 104.0)
+        })
+    );
+}
+
+/// An event after the rate had settled whose drain accepted `accepted`
+/// calls 5 ms apart between two refusals (every answer 50 ms): too few
+/// for a reading of its own, but a range.
+fn short_drain(t0: Instant, accepted: u32) -> Open {
+    let mut open = settled_event(t0);
+    for i in 1..=accepted {
+        let at = t0 + i * 5 * MS;
+        open.event.accepted(at - 50 * MS, at);
+    }
+    let last = t0 + (accepted + 1) * 5 * MS;
+    open.event.refused(SEC, last - 50 * MS, last);
+    open
+}
+
+/// Too few calls for a reading, but a range: it begins a chain when the
+/// pace that met the 429s was far above it (a drop: measured again at
+/// that pace), not after slow start, not when the pace was near it, and
+/// not when its lowest limit is zero (one call accepted: no lower bound).
+#[test]
+fn a_range_too_coarse_for_a_reading_begins_a_chain_only_after_a_drop() {
+    let t0 = Instant::now();
+    let open = short_drain(t0, 3);
+    let (lowest, highest) = open.event.range().expect("a range");
+    assert!(
+        lowest > 0.0 && 250.0 < REMEASURE_PACE * highest && 400.0 >= REMEASURE_PACE * highest,
+        "[{lowest}, {highest}]"
+    );
+    let begun = Measured {
+        lowest,
+        highest,
+        events: 1,
+        since: t0,
+    };
+    assert_eq!(open.range(Reading::Onset(400.0), 400.0), Some(begun));
+    // 250/s is under REMEASURE_PACE times the highest limit (over it plus
+    // REMEASURE_PACE, and over it divided by it).
+    assert_eq!(open.range(Reading::Onset(250.0), 250.0), None);
+    let slow_start = Open {
+        before_phase: Phase::SlowStart,
+        ..short_drain(t0, 3)
+    };
+    assert_eq!(slow_start.range(Reading::Onset(400.0), 400.0), None);
+    let one = short_drain(t0, 1);
+    let (lowest, highest) = one.event.range().expect("a range");
+    assert!(
+        lowest == 0.0 && 400.0 >= REMEASURE_PACE * highest,
+        "[{lowest}, {highest}]"
+    );
+    assert_eq!(one.range(Reading::Onset(400.0), 400.0), None);
 }
 
 #[test]
@@ -530,4 +636,22 @@ fn nothing_to_measure_cuts_from_the_onset_and_forgets_the_range() {
         repeat.decision(Reading::Onset(120.0), 120.0).rate,
         120.0 * REPEAT_BETA
     ));
+}
+
+/// A range is measured again while it is wider than PRECISE_RANGE (at most
+/// that much over its lowest limit is precise) and fewer than MAX_MEASURES
+/// events measured it.
+#[test]
+fn a_range_is_coarse_while_wider_than_precise_and_measured_fewer_than_max_times() {
+    let t0 = Instant::now();
+    let range = |highest: f64, events: u32| Measured {
+        lowest: 100.0,
+        highest,
+        events,
+        since: t0,
+    };
+    assert!(range(PRECISE_RANGE * 100.0 + 0.01, 1).coarse());
+    assert!(!range(PRECISE_RANGE * 100.0, 1).coarse());
+    assert!(range(120.0, MAX_MEASURES - 1).coarse());
+    assert!(!range(120.0, MAX_MEASURES).coarse());
 }
