@@ -15,6 +15,8 @@ mod measure;
 pub mod shared;
 #[cfg(test)]
 mod sim;
+#[cfg(test)]
+pub(crate) mod test_log;
 
 pub use aimd::{RateLimited, RateMode, Settings};
 
@@ -469,25 +471,7 @@ mod tests {
     /// however many 429s answer the calls that were in flight.
     #[test]
     fn one_log_line_per_congestion_event() {
-        #[derive(Clone, Default)]
-        struct Lines(std::sync::Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Lines {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let lines = Lines::default();
-        let writer = lines.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .with_max_level(tracing::Level::INFO)
-            .finish();
-        tracing::subscriber::with_default(subscriber, || {
+        let text = super::test_log::capture(tracing::Level::INFO, || {
             let l = Limiter::fixed(100, 8);
             // Calls take 500 ms: the 429s arriving now answer calls sent
             // before the first of them, one event.
@@ -497,7 +481,6 @@ mod tests {
             }
             assert_eq!(l.stats().congestion_events, 1);
         });
-        let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
         assert_eq!(
             text.matches("rate limited by the provider").count(),
             1,

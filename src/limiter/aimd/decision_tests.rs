@@ -655,3 +655,48 @@ fn a_range_is_coarse_while_wider_than_precise_and_measured_fewer_than_max_times(
     assert!(range(120.0, MAX_MEASURES - 1).coarse());
     assert!(!range(120.0, MAX_MEASURES).coarse());
 }
+
+/// A new event goes on measuring a coarse range only when it comes soon
+/// after the last pause (the pace kept to measure again); a later one, or
+/// one after a precise range, starts afresh.
+#[test]
+fn only_an_event_soon_after_the_pause_continues_a_coarse_chain() {
+    let t0 = Instant::now();
+    let coarse = chain(t0, 90.0, 110.0);
+    let precise = chain(t0, 99.0, 101.0);
+    assert!(coarse.coarse() && !precise.coarse());
+    for (m, after, continued) in [
+        (coarse, REPEAT_WINDOW - MS, true),
+        (coarse, REPEAT_WINDOW, false),
+        (precise, MS, false),
+    ] {
+        let mut c = Controller::new(Settings::new(RateMode::Fixed(400), 64), t0);
+        c.on_rate_limited(t0, SEC, t0);
+        c.measured = Some(m);
+        let now = t0 + SEC + after;
+        c.on_rate_limited(now - 10 * MS, SEC, now);
+        assert_eq!(c.congestion_events(), 2);
+        let open = c.open.as_ref().expect("an open event");
+        assert_eq!(open.prior.is_some(), continued, "{m:?} {after:?}");
+    }
+}
+
+/// Each 429 of an event logs, at debug level, what its answers measured
+/// and what the pace and the hold became (docs/rate.md, "How `rate =
+/// "auto"` works", step 3).
+#[test]
+fn each_429_logs_the_decision_at_debug_level() {
+    let t0 = Instant::now();
+    let text = crate::limiter::test_log::capture(tracing::Level::DEBUG, || {
+        let mut c = auto(t0);
+        c.on_rate_limited(t0 - 50 * MS, SEC, t0);
+    });
+    assert_eq!(
+        text.matches("congestion event decision").count(),
+        1,
+        "{text}"
+    );
+    for field in ["reading=Onset", "refused=1", "rate=", "hold=None"] {
+        assert!(text.contains(field), "{field} in {text}");
+    }
+}
