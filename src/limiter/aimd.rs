@@ -598,35 +598,33 @@ impl Controller {
             return;
         };
         let reading = open.event.reading();
-        let onset = open.event.send_rate();
-        let before_rate = open.before_rate;
-        let d = open.decision(reading, onset);
+        let d = open.decision(reading, open.event.send_rate());
         if let Some((measured, hold)) = d.limit {
             self.measured = measured;
             self.hold = hold;
         }
         self.phase = d.phase;
         self.set_rate(d.rate.max(MIN_RATE), now);
-        self.log_decision(reading, onset, before_rate, now);
+        self.log_decision(reading, now);
     }
 
     /// Each 429 of an event refines its decision: the log shows what its
     /// answers measured and what the pace and the hold became, so an
     /// operator can tell a mismeasured limit from the provider's.
-    fn log_decision(&self, reading: Reading, onset: f64, before_rate: f64, now: Instant) {
+    fn log_decision(&self, reading: Reading, now: Instant) {
         let Some(open) = &self.open else {
             return;
         };
         let (refused, accepted, window, answered) = open.event.counts();
         tracing::debug!(
             ?reading,
-            onset,
+            onset = open.event.send_rate(),
             refused,
             accepted,
             window_ms = window.as_secs_f64() * 1e3,
             answered_ms = answered.as_secs_f64() * 1e3,
             measured = ?self.measured.map(|m| (m.lowest, m.highest, m.events)),
-            before = before_rate,
+            before = open.before_rate,
             rate = self.rate,
             hold = ?self.hold.map(|(limit, until)| (HOLD_SHARE * limit, until.saturating_duration_since(now))),
             "congestion event decision"

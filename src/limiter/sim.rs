@@ -300,6 +300,21 @@ mod tests {
         }
     }
 
+    /// Every 5-second window of `[from, to)` accepted at least 0.95 of a
+    /// limit of 100 calls/s, and at most 2 % of its calls were answered 429.
+    fn assert_kept_to_100(s: &[Second], from: usize, to: usize, case: &str) {
+        for w in from..=to - 5 {
+            let (rate, _) = summary(s, w, w + 5);
+            assert!(
+                rate >= 0.95 * 100.0,
+                "{case}: {rate:.1} calls/s in [{w}, {}) s",
+                w + 5
+            );
+        }
+        let (_, share) = summary(s, from, to);
+        assert!(share <= 0.02, "{case}: 429 share {share:.4}");
+    }
+
     /// The drop the benchmark makes (400 → 100 calls/s, 20 s into the run)
     /// and one after a minute at 400: from 10 s after the drop, every
     /// 5-second window accepts at least 0.95 of the new limit to 50 s after
@@ -332,18 +347,8 @@ mod tests {
                 eprintln!(
                     "drop at {drop} s, {base}+{jitter} ms: worst 5 s window {worst:.1} calls/s, 429 share {share:.4}"
                 );
-                for from in drop + 10..=end - 5 {
-                    let (rate, _) = summary(&s, from, from + 5);
-                    assert!(
-                        rate >= 0.95 * 100.0,
-                        "drop at {drop} s, {base}+{jitter} ms: {rate:.1} calls/s in [{from}, {}) s",
-                        from + 5
-                    );
-                }
-                assert!(
-                    share <= 0.02,
-                    "drop at {drop} s, {base}+{jitter} ms: 429 share {share:.4}"
-                );
+                let case = format!("drop at {drop} s, {base}+{jitter} ms");
+                assert_kept_to_100(&s, drop + 10, end, &case);
             }
         }
     }
@@ -362,19 +367,7 @@ mod tests {
             let lag = Duration::from_millis(lag_ms);
             let auto = RateMode::Auto { ceiling: None };
             let s = run_loaded(auto, 512, &mut p, &mut lat, 70, lag);
-            for from in 30..=65 {
-                let (rate, _) = summary(&s, from, from + 5);
-                assert!(
-                    rate >= 0.95 * 100.0,
-                    "handled {lag_ms} ms late: {rate:.1} calls/s in [{from}, {}) s",
-                    from + 5
-                );
-            }
-            let (_, share) = summary(&s, 30, 70);
-            assert!(
-                share <= 0.02,
-                "handled {lag_ms} ms late: 429 share {share:.4}"
-            );
+            assert_kept_to_100(&s, 30, 70, &format!("handled {lag_ms} ms late"));
         }
     }
 
@@ -393,16 +386,7 @@ mod tests {
             let mut p = Provider::new(move |t| if t < at { 400.0 } else { 100.0 });
             let mut lat = Latency::seeded(50, 1, u64::from(k) * 7919 + 1);
             let s = run(RateMode::Auto { ceiling: None }, 512, &mut p, &mut lat, 70);
-            for from in 30..=65 {
-                let (rate, _) = summary(&s, from, from + 5);
-                assert!(
-                    rate >= 0.95 * 100.0,
-                    "draw {k}: {rate:.1} calls/s in [{from}, {}) s",
-                    from + 5
-                );
-            }
-            let (_, share) = summary(&s, 30, 70);
-            assert!(share <= 0.02, "draw {k}: 429 share {share:.4}");
+            assert_kept_to_100(&s, 30, 70, &format!("draw {k}"));
         }
     }
 

@@ -98,26 +98,28 @@ impl Writer {
     /// Claims up to `limit` pending payouts (intent `initiating` committed).
     pub async fn claim(&self, run_id: i64, limit: usize) -> Result<Vec<Work>, WriteError> {
         let (reply, rx) = oneshot::channel();
-        let asked = Instant::now();
-        self.tx
-            .send(Cmd::Claim {
-                run_id,
-                limit,
-                reply,
-            })
-            .map_err(|_| WriteError::Stopped)?;
-        let answer = rx.await.map_err(|_| WriteError::Stopped)?;
-        self.waited(asked);
-        answer
+        let cmd = Cmd::Claim {
+            run_id,
+            limit,
+            reply,
+        };
+        self.request(cmd, rx).await
     }
 
     /// Commits transitions; returns once they are durable.
     pub async fn apply(&self, ts: Vec<Transition>) -> Result<(), WriteError> {
         let (reply, rx) = oneshot::channel();
+        self.request(Cmd::Apply { ts, reply }, rx).await
+    }
+
+    /// Sends `cmd` and waits for its answer on `rx`, noting how long.
+    async fn request<T>(
+        &self,
+        cmd: Cmd,
+        rx: oneshot::Receiver<Result<T, WriteError>>,
+    ) -> Result<T, WriteError> {
         let asked = Instant::now();
-        self.tx
-            .send(Cmd::Apply { ts, reply })
-            .map_err(|_| WriteError::Stopped)?;
+        self.tx.send(cmd).map_err(|_| WriteError::Stopped)?;
         let answer = rx.await.map_err(|_| WriteError::Stopped)?;
         self.waited(asked);
         answer
