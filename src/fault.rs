@@ -3,7 +3,8 @@
 //! would, so crash tests hit each window on purpose; `name:N:stop` freezes
 //! it there instead (SIGSTOP to itself, every thread at once, as a stalled
 //! host or a paused VM would), until the test sends SIGCONT. Points:
-//! `before_send` (intent committed, request not yet sent),
+//! `before_send` (intent committed, request not yet sent; also a re-send's
+//! claim, in the run and in `reconcile --resend`),
 //! `checked_execute` (an execute about to leave, the lease just checked:
 //! before every attempt), `after_answer` (answer received, outcome not
 //! committed), `after_intent_commit` (execute intent committed),
