@@ -278,16 +278,20 @@ fn identical_rows_in_a_file_are_flagged_then_paid_once_each_when_allowed() {
     assert_eq!(sb.ledger().transactions.len(), 3);
 }
 
-/// Moves every run of the database `days` into the past.
+/// Moves every run of the database, and every change of its payouts,
+/// `days` into the past (the repeat window runs from each payout's own
+/// last change).
 fn age_runs(db: &Path, days: u32) {
     let conn = rusqlite::Connection::open(db).unwrap();
-    conn.execute(
-        &format!(
-            "UPDATE runs SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', created_at, '-{days} days')"
-        ),
-        [],
-    )
-    .unwrap();
+    for (table, column) in [("runs", "created_at"), ("payouts", "updated_at")] {
+        conn.execute(
+            &format!(
+                "UPDATE {table} SET {column} = strftime('%Y-%m-%dT%H:%M:%fZ', {column}, '-{days} days')"
+            ),
+            [],
+        )
+        .unwrap();
+    }
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! beside the report after `--initiate-only`): one self-contained HTML file
 //! a manager can read and print before money moves — the run, the file and
 //! its SHA-256, counts and totals per currency, every beneficiary with the
-//! amount, and the notices (rejected rows, unknown payouts, other runs of a
+//! amount, and the notices (rejected rows, second payments allowed, a totals
+//! row used, rows skipped as already paid, unknown payouts, other runs of a
 //! file of the same name). No script, no external resource: it renders the
 //! same offline, in a mail client or on paper. Every value is escaped.
 
@@ -58,6 +59,9 @@ pub fn gather(store: &Store, run_id: i64) -> Result<Option<ApprovalPage>> {
     for r in rejected {
         notices.push(format!("row {} rejected: {}", r.row, r.provider_message));
     }
+    // What the run was allowed beyond the rules: a second payment to a
+    // person, a totals row used, rows left out as already paid.
+    notices.extend(store.overrides(run_id)?.lines());
     let unknown = counts.get(&State::Unknown).copied().unwrap_or(0);
     if unknown > 0 {
         notices.push(format!(
