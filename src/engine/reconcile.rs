@@ -91,7 +91,14 @@ pub async fn resend(
             });
             continue;
         }
-        let outcome = client.execute(&u.transaction_id).await;
+        let outcome = client
+            .execute(&crate::provider::Sent {
+                transaction_id: &u.transaction_id,
+                amount: Some(&u.wire_amount),
+                currency: Some(&u.currency),
+                account: Some(&u.account_id),
+            })
+            .await;
         let settled = match decide::settle_by_resend(u.state, answer_of(Some(&outcome))) {
             Resent::Settled(to) => Some(to),
             Resent::StillUnknown => None,

@@ -14,7 +14,7 @@ use super::pay::answer_of;
 use super::{Ctx, Stop};
 use crate::machine::State;
 use crate::machine::decide::{self, Resent};
-use crate::provider::Outcome;
+use crate::provider::{Outcome, Sent};
 use crate::shutdown::Shutdown;
 use crate::store::{Transition, Work};
 use anyhow::Result;
@@ -49,7 +49,7 @@ pub(super) async fn resend_once(ctx: &Ctx, due: Vec<Due>, mut shutdown: Shutdown
         ctx.counters
             .calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let outcome = ctx.client.execute(&d.work.request.transaction_id).await;
+        let outcome = ctx.client.execute(&Sent::of(&d.work.request)).await;
         tracing::debug!(
             transaction_id = %d.work.request.transaction_id,
             code = outcome.code(),

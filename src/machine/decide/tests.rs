@@ -370,6 +370,15 @@ fn echo_mismatch_is_never_resent() {
         may_resend(Executed, "SUCCESS"),
         Err(NoResend::NotSettleable(Executed))
     );
+    // An answer that contradicted itself neither.
+    assert_eq!(
+        may_resend(Unknown, DUPLICATE_KEY),
+        Err(NoResend::Contradictory)
+    );
+    assert_eq!(
+        may_resend(Processing, "duplicate_key"),
+        Err(NoResend::Contradictory)
+    );
 }
 
 #[test]
