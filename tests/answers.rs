@@ -191,3 +191,41 @@ fn the_same_answers_about_the_payout_are_paid() {
         .unwrap();
     assert_eq!(code(&status), 0, "{}", text(&status));
 }
+
+/// A re-send answered by an answer about another payout records it: the
+/// next `reconcile --resend` refuses, and nothing more is sent.
+#[test]
+fn a_resend_answered_about_another_payout_is_not_sent_again() {
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let fake = Fake::start(move |p| {
+        if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            return (503, r#"{"status":"error","code":"BUSY"}"#.into());
+        }
+        let other = Initiated {
+            amount: "999999".into(),
+            ..p.clone()
+        };
+        (
+            200,
+            format!(
+                r#"{{"status":"success","code":"SUCCESS","data":{}}}"#,
+                data(&other, "SUCCESS", "")
+            ),
+        )
+    });
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(1, account));
+    let out = w.run(&file, &fake.base_url(), &[]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    assert_eq!(col(&w.report_rows(), 0, "provider_code"), "AMBIGUOUS");
+    let resent = w.reconcile_resend(&fake.base_url());
+    assert_eq!(code(&resent), 3, "{}", text(&resent));
+    assert_eq!(fake.executes(), 2);
+    let rows = w.report_rows();
+    assert_eq!(col(&rows, 0, "state"), "unknown");
+    assert_eq!(col(&rows, 0, "provider_code"), "ECHO_MISMATCH");
+    let again = w.reconcile_resend(&fake.base_url());
+    assert_eq!(code(&again), 3, "{}", text(&again));
+    assert!(text(&again).contains("did not belong"), "{}", text(&again));
+    assert_eq!(fake.executes(), 2, "never sent again");
+}

@@ -162,6 +162,9 @@ fn statement(
     for (tx, from, to) in &closed.settled {
         writeln!(out, "{tx}: {from} -> {to} (statement)")?;
     }
+    for (tx, why) in &closed.skipped {
+        writeln!(out, "{tx}: {why}")?;
+    }
     writeln!(out, "{}", crate::reconcile::SUMMARY_HEADER.join(","))?;
     for (cur, s) in &closed.summary {
         writeln!(
@@ -208,6 +211,9 @@ fn poll(args: &ReconcileArgs, store: &mut Store, out: &mut impl Write) -> Result
     ))?;
     for (tx, from, to, word) in &polled.settled {
         writeln!(out, "{tx}: {from} -> {to} (provider status {word})")?;
+    }
+    for (tx, why) in &polled.skipped {
+        writeln!(out, "{tx}: {why}")?;
     }
     writeln!(
         out,
@@ -330,9 +336,20 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
     }
     let runs: BTreeSet<i64> = unresolved.iter().map(|u| u.run_id).collect();
     let rt = runtime(Threads::Workers(1))?;
+    // Ctrl-C (or SIGTERM) sends nothing more: each re-send looks at it
+    // before its claim and again before its request leaves.
+    let (trigger, stop) = crate::shutdown::channel();
+    let mut signals = rt.block_on(async { super::Signals::install() })?;
+    rt.spawn(async move {
+        signals.stop_requested().await;
+        eprintln!("payrun: stopping after the re-send in flight");
+        trigger.fire();
+        signals.interrupted().await;
+        std::process::exit(Exit::Fatal.code());
+    });
     let mut out = std::io::stdout().lock();
     let mut write_error = None;
-    let left = rt.block_on(lib::resend(store, &client, unresolved, |line| {
+    let ended = rt.block_on(lib::resend(store, &client, unresolved, &stop, |line| {
         let note = match (line.settled, &line.refused) {
             (_, Some(why)) => format!("not re-sent: {why}"),
             (Some(crate::machine::State::Executed), _) => "executed".into(),
@@ -352,5 +369,13 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
         return Err(e.into());
     }
     rewrite_reports(store, runs);
-    Ok(Exit::complete_if(left == 0))
+    if ended.interrupted {
+        eprintln!(
+            "payrun: stopped; {} payout(s) not settled. Nothing is left half-sent: run \
+             `payrun reconcile --resend` again to go on",
+            ended.left
+        );
+        return Ok(Exit::Fatal);
+    }
+    Ok(Exit::complete_if(ended.left == 0))
 }

@@ -55,6 +55,10 @@ pub struct Closed {
     pub statement_sha256: String,
     /// (transaction id, from, to) of every payout settled now.
     pub settled: Vec<(String, crate::machine::State, crate::machine::State)>,
+    /// (transaction id, why) of every payout the statement would settle
+    /// but did not: its execute is on its way (`executing`), or another
+    /// process changed it meanwhile ([`guard::IN_FLIGHT`], [`guard::CHANGED`]).
+    pub skipped: Vec<(String, &'static str)>,
     /// How many lines did not match.
     pub discrepancies: u64,
     pub summary: BTreeMap<String, Summary>,
@@ -79,9 +83,16 @@ pub fn reconcile_statement(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut settled = Vec::new();
+    let mut skipped = Vec::new();
     // Settle first, then compare again so the file shows the states as
     // they now are (the same file a re-run would write).
     for line in matching::compare(&booked, &st.lines).lines {
+        if let (Some(p), Some(l)) = (line.payout, line.statement)
+            && p.state == crate::machine::State::Executing
+            && l.status != StatementStatus::NotFinal
+        {
+            skipped.push((p.transaction_id.clone(), guard::IN_FLIGHT));
+        }
         if let (Some(p), Some(l), Some(to)) = (line.payout, line.statement, line.settles) {
             let reason = format!(
                 "statement {name} (sha256 {}) line {}: {}",
@@ -91,11 +102,18 @@ pub fn reconcile_statement(
                 crate::machine::State::Executed => "STATEMENT_PAID",
                 _ => "STATEMENT_FAILED",
             };
-            store.resolve(p.id, p.state, to, "statement", &reason, code)?;
-            settled.push((p.transaction_id.clone(), p.state, to));
+            match store.resolve(p.id, p.state, to, "statement", &reason, code) {
+                Ok(()) => settled.push((p.transaction_id.clone(), p.state, to)),
+                // A re-send claimed it (or another terminal settled it)
+                // since it was read: left to that, and said.
+                Err(e) if crate::store::changed_meanwhile(&e) => {
+                    skipped.push((p.transaction_id.clone(), guard::CHANGED));
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
-    if !settled.is_empty() {
+    if !settled.is_empty() || !skipped.is_empty() {
         booked = store.booked(run)?;
     }
     let c = matching::compare(&booked, &st.lines);
@@ -104,6 +122,7 @@ pub fn reconcile_statement(
     Ok(Closed {
         statement_sha256: st.sha256.clone(),
         settled,
+        skipped,
         discrepancies: c
             .lines
             .iter()

@@ -31,6 +31,9 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
 pub struct Polled {
     /// (transaction id, from, to, provider's word).
     pub settled: Vec<(String, State, State, String)>,
+    /// (transaction id, why) of payouts not asked about or not settled:
+    /// an execute on its way (`executing`), or changed meanwhile.
+    pub skipped: Vec<(String, &'static str)>,
     /// Payouts still not settled after the last round.
     pub still_open: u64,
     /// Status calls made.
@@ -51,11 +54,18 @@ pub async fn poll(
     }
     let mut open = Vec::new();
     for p in store.booked(run)? {
-        if !POLLED.contains(&p.state) {
+        if !POLLED.contains(&p.state) && p.state != State::Executing {
             continue;
         }
         let provider = store.run(p.run_id)?.map(|r| r.provider).unwrap_or_default();
-        if guard::resend_refusal(&provider, client.base_url()).is_none() {
+        if guard::resend_refusal(&provider, client.base_url()).is_some() {
+            continue;
+        }
+        if p.state == State::Executing {
+            // Its request's answer settles it, not a status read beside it.
+            out.skipped
+                .push((p.transaction_id.clone(), guard::IN_FLIGHT));
+        } else {
             open.push(p);
         }
     }
@@ -85,9 +95,17 @@ pub async fn poll(
                 }
             };
             let reason = format!("status call: the provider answered {word}");
-            store.resolve(p.id, p.state, to, "poll", &reason, code)?;
-            out.settled
-                .push((p.transaction_id.clone(), p.state, to, word));
+            match store.resolve(p.id, p.state, to, "poll", &reason, code) {
+                Ok(()) => out
+                    .settled
+                    .push((p.transaction_id.clone(), p.state, to, word)),
+                // A re-send claimed it (or a terminal settled it) since it
+                // was read: left to that, and said.
+                Err(e) if crate::store::changed_meanwhile(&e) => {
+                    out.skipped.push((p.transaction_id.clone(), guard::CHANGED));
+                }
+                Err(e) => return Err(e),
+            }
         }
         open = next;
     }
