@@ -61,12 +61,13 @@ fn a_corrected_copy_after_a_run_with_a_failed_row_pays_only_that_row() {
     assert_eq!(sb.ledger().transactions.len(), 5);
 
     // failed.csv beside the report: the failed row, the input's columns,
-    // and the reason.
+    // the failed payout's transaction id, and the reason.
     let failed = read_csv(&w.path("failed.csv"));
     assert_eq!(failed.len(), 1);
     assert_eq!(&failed[0][0], "GH000000000404");
+    assert_eq!(&failed[0][7], col(&w.report_rows(), 1, "transaction_id"));
     assert!(
-        failed[0][7].contains("RECIPIENT_NOT_FOUND"),
+        failed[0][8].contains("RECIPIENT_NOT_FOUND"),
         "{:?}",
         failed[0]
     );
