@@ -9,6 +9,7 @@ pub mod exit;
 pub mod fault;
 pub mod output;
 pub mod shutdown;
+pub mod who;
 
 // Domain data and rules.
 pub mod config;
@@ -27,6 +28,7 @@ pub mod validate;
 pub mod engine;
 pub mod reconcile;
 pub mod report;
+pub mod signoff;
 pub mod store;
 pub mod template;
 

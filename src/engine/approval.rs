@@ -4,7 +4,7 @@
 //! `--expect-total CUR=AMOUNT` makes before anything is executed. Pure
 //! functions over the store's totals, plus the one file write.
 
-use crate::machine::State;
+use crate::machine::{ACCEPTED, NOT_INITIATED};
 use crate::output::safe_cell;
 use crate::store::{Tally, Totals};
 use anyhow::Result;
@@ -14,21 +14,6 @@ use std::path::Path;
 
 /// File name of the control totals, beside the report.
 pub const APPROVAL_FILE: &str = "approval.csv";
-
-/// States of a payout whose initiation the provider accepted: what the
-/// approver signs off, and what an execute run may pay. Stable across a
-/// partial execution, so a resumed run checks against the same totals.
-const ACCEPTED: &[State] = &[
-    State::Initiated,
-    State::Executing,
-    State::Processing,
-    State::Executed,
-    State::Unknown,
-    State::ExecuteFailed,
-];
-
-/// States that show the batch is not fully initiated yet.
-const NOT_INITIATED: &[State] = &[State::Pending, State::Initiating];
 
 /// Count and total per currency of the accepted initiations.
 pub fn control_totals(totals: &Totals) -> BTreeMap<String, Tally> {
@@ -145,6 +130,7 @@ pub fn parse_expected(s: &str) -> Result<(String, Decimal), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::machine::State;
 
     fn totals(rows: &[(&str, State, u64, i64)]) -> Totals {
         let mut t = Totals::new();

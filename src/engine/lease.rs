@@ -239,7 +239,7 @@ impl Lease {
         check_terms(terms)?;
         let registered = Boot::now();
         let worker = store
-            .register_worker(run_id, &host(), std::process::id())?
+            .register_worker(run_id, &crate::who::host(), std::process::id())?
             .context("this database is not shared by workers")?;
         store.set_worker(Some(worker));
         let own = Store::connect(db)?;
@@ -360,17 +360,6 @@ impl Beat {
         }
         r
     }
-}
-
-/// This machine's name, for `payrun status` (`?` when the system does not
-/// say).
-fn host() -> String {
-    ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|p| std::fs::read_to_string(p).ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "?".to_string())
 }
 
 #[cfg(test)]

@@ -185,6 +185,23 @@ pub const GUARDED: &[State] = &[
     State::Unknown,
 ];
 
+/// States of a payout whose initiation the provider accepted: what an
+/// approver signs off (the control totals, the approved payout set) and
+/// what an execute run may pay. Stable across a partial execution (only a
+/// cancellation leaves it), so a resumed run checks the same set.
+pub const ACCEPTED: &[State] = &[
+    State::Initiated,
+    State::Executing,
+    State::Processing,
+    State::Executed,
+    State::Unknown,
+    State::ExecuteFailed,
+];
+
+/// States that show a run is not fully initiated yet: nothing can be
+/// approved while any remain.
+pub const NOT_INITIATED: &[State] = &[State::Pending, State::Initiating];
+
 /// States an operator must look at (`payrun reconcile` lists them): an
 /// unknown outcome, and a payout the provider has not finished.
 pub const NEEDS_OPERATOR: &[State] = &[State::Unknown, State::Processing];

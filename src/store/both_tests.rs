@@ -17,7 +17,7 @@ use std::str::FromStr;
 
 /// Runs `f` on a fresh store of every backend; asserts every backend
 /// observed the same, and returns that.
-fn on_every_backend<T: PartialEq + Debug>(f: impl Fn(&mut Store) -> T) -> T {
+pub(super) fn on_every_backend<T: PartialEq + Debug>(f: impl Fn(&mut Store) -> T) -> T {
     let dir = tempfile::tempdir().unwrap();
     let mut seen: Vec<(String, T)> = Vec::new();
     for mut store in stores(dir.path()) {
@@ -33,13 +33,13 @@ fn on_every_backend<T: PartialEq + Debug>(f: impl Fn(&mut Store) -> T) -> T {
 
 /// A timestamp as both backends write it (RFC 3339, UTC, milliseconds),
 /// masked so backends can be compared.
-fn mask(at: &str) -> String {
+pub(super) fn mask(at: &str) -> String {
     let re = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z").unwrap();
     re.replace_all(at, "<time>").into_owned()
 }
 
 /// Imports a run of `(row, amount, currency, transaction id)`.
-fn import(store: &mut Store, identity: &str, rows: &[(u64, &str, &str, &str)]) -> i64 {
+pub(super) fn import(store: &mut Store, identity: &str, rows: &[(u64, &str, &str, &str)]) -> i64 {
     let sender = Sender::default();
     let mut imp = store.begin_import(&new_run(identity, &sender)).unwrap();
     for &(row, amount, currency, tx) in rows {
@@ -50,12 +50,12 @@ fn import(store: &mut Store, identity: &str, rows: &[(u64, &str, &str, &str)]) -
     imp.commit().unwrap()
 }
 
-fn id_of(store: &Store, tx: &str) -> i64 {
+pub(super) fn id_of(store: &Store, tx: &str) -> i64 {
     store.payout_by_transaction_id(tx).unwrap().unwrap().id
 }
 
 /// Moves payout `tx` from pending along `path`, one transition each.
-fn advance(store: &mut Store, tx: &str, path: &[State]) {
+pub(super) fn advance(store: &mut Store, tx: &str, path: &[State]) {
     let id = id_of(store, tx);
     let mut from = State::Pending;
     let ts: Vec<_> = path

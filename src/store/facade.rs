@@ -3,6 +3,7 @@
 //! know which one they talk to. Each backend has an inherent method of the
 //! same name and signature; a backend missing one does not compile.
 
+use super::approvals::{ApprovalEvent, Changes, NewApproval, PayoutSet, Preparer};
 use super::errors::{ImportError, WriteError};
 use super::overrides::{NewOverride, Overrides};
 use super::person::PersonQuery;
@@ -212,6 +213,32 @@ impl Store {
         dispatch!(self, b => b.overrides(run_id))
     }
 
+    /// Who imported the run (`None`: before payrun recorded it).
+    pub fn preparer(&self, run_id: i64) -> Result<Option<Preparer>> {
+        dispatch!(self, b => b.preparer(run_id))
+    }
+
+    /// The run's payout set as it stands: what an approval covers.
+    pub fn payout_set(&self, run_id: i64) -> Result<PayoutSet> {
+        dispatch!(self, b => b.payout_set(run_id))
+    }
+
+    /// Every approval and revocation of the run, oldest first.
+    pub fn approval_events(&self, run_id: i64) -> Result<Vec<ApprovalEvent>> {
+        dispatch!(self, b => b.approval_events(run_id))
+    }
+
+    /// Records an approval with the payout set it covers (`None`: the run
+    /// no longer holds the set shown to the approver), or a revocation.
+    pub fn record_approval(&mut self, new: &NewApproval<'_>) -> Result<Option<ApprovalEvent>> {
+        dispatch!(self, b => b.record_approval(new))
+    }
+
+    /// How the run's payouts differ from those an approval covered.
+    pub fn approval_changes(&self, approval_id: i64, run_id: i64) -> Result<Changes> {
+        dispatch!(self, b => b.approval_changes(approval_id, run_id))
+    }
+
     /// An operator's decision on one payout, with its audit line.
     pub fn resolve(
         &mut self,
@@ -272,6 +299,12 @@ impl Import<'_> {
     /// Records what this run is allowed beyond the rules.
     pub fn add_override(&mut self, o: NewOverride) -> Result<()> {
         dispatch_import!(self, b => b.add_override(o))
+    }
+
+    /// Records who is importing this run (four eyes: they may not
+    /// approve it).
+    pub fn set_preparer(&mut self, p: &crate::who::Person) -> Result<()> {
+        dispatch_import!(self, b => b.set_preparer(p))
     }
 
     pub fn payouts_of(&self, run_id: i64) -> Result<u64> {

@@ -36,8 +36,12 @@
 //!   the rows they read (report lines and totals; what a cancel changes);
 //! - [`person`]: the per-person guard's look-ups, as data;
 //! - [`overrides`]: what a run was allowed beyond the rules, and its read;
+//! - [`approvals`]: who prepared a run, its approvals and their payout sets;
 //! - [`sqlite`], [`pg`]: the backends, one concern per file inside each.
 
+#[cfg(test)]
+mod approval_tests;
+pub mod approvals;
 #[cfg(test)]
 mod both_tests;
 mod cancel_plan;
@@ -61,6 +65,9 @@ mod waits;
 mod write_tests;
 mod writer;
 
+pub use approvals::{
+    Action, ApprovalEvent, Change, Changes, Figures, NewApproval, PayoutSet, Preparer,
+};
 pub use errors::{ChangedMeanwhile, DuplicateIds, ImportError, WriteError, changed_meanwhile};
 pub use facade::{Import, Store};
 pub use lock::RunLock;

@@ -11,6 +11,7 @@
 //! its own for its whole life (`driver.rs`).
 
 mod apply;
+mod approvals;
 mod batch;
 mod booked;
 mod cancel;

@@ -140,6 +140,44 @@ CREATE TABLE run_overrides (
 );
 CREATE INDEX run_overrides_run ON run_overrides(run_id);
 "#,
+    // Four eyes: as SQLite's migration 5 (see `sqlite/schema.rs`).
+    r#"
+CREATE TABLE run_preparers (
+    run_id   BIGINT PRIMARY KEY REFERENCES runs(id),
+    name     TEXT NOT NULL,
+    os_user  TEXT NOT NULL,
+    host     TEXT NOT NULL,
+    at       TEXT NOT NULL
+);
+CREATE TABLE approvals (
+    id          BIGSERIAL PRIMARY KEY,
+    run_id      BIGINT NOT NULL REFERENCES runs(id),
+    action      TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    os_user     TEXT NOT NULL,
+    host        TEXT NOT NULL,
+    at          TEXT NOT NULL,
+    file_sha256 TEXT NOT NULL,
+    period      TEXT NOT NULL,
+    figures     TEXT NOT NULL,
+    payouts     BIGINT NOT NULL,
+    digest      TEXT NOT NULL,
+    overrides   TEXT NOT NULL,
+    revokes     BIGINT REFERENCES approvals(id),
+    reason      TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX approvals_run ON approvals(run_id);
+CREATE TABLE approved_payouts (
+    approval_id    BIGINT NOT NULL REFERENCES approvals(id),
+    payout_id      BIGINT NOT NULL REFERENCES payouts(id),
+    row            BIGINT NOT NULL,
+    transaction_id TEXT NOT NULL,
+    account_id     TEXT NOT NULL,
+    amount         TEXT NOT NULL,
+    currency       TEXT NOT NULL,
+    PRIMARY KEY (approval_id, payout_id)
+);
+"#,
 ];
 
 /// The SQL expression for "now" as RFC 3339 UTC text with milliseconds,

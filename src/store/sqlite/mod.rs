@@ -12,10 +12,11 @@
 //!   file is refused with a clear message rather than modified.
 //!
 //! One concern per file: [`schema`], [`open`], [`import`], [`apply`] (claim
-//! and transitions), [`history`], [`person`] (the guard's look-ups), [`overrides`], [`reads`], [`cancel`], [`resolve`],
+//! and transitions), [`approvals`] (four eyes), [`history`], [`person`] (the guard's look-ups), [`overrides`], [`reads`], [`cancel`], [`resolve`],
 //! [`booked`], [`outputs`], [`sql`] (fragments and row mappers).
 
 mod apply;
+mod approvals;
 mod booked;
 mod cancel;
 mod history;

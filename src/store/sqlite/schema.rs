@@ -138,6 +138,47 @@ CREATE TABLE run_overrides (
 );
 CREATE INDEX run_overrides_run ON run_overrides(run_id);
 "#,
+    // Four eyes (README, "3. Approve"): who imported each run, and every
+    // approval of a run and its withdrawal, append-only, with the figures,
+    // the digest and the payout set approved, so a change after it voids
+    // it and the refusal can name what changed (`store/approvals.rs`).
+    r#"
+CREATE TABLE run_preparers (
+    run_id   INTEGER PRIMARY KEY REFERENCES runs(id),
+    name     TEXT NOT NULL,
+    os_user  TEXT NOT NULL,
+    host     TEXT NOT NULL,
+    at       TEXT NOT NULL
+);
+CREATE TABLE approvals (
+    id          INTEGER PRIMARY KEY,
+    run_id      INTEGER NOT NULL REFERENCES runs(id),
+    action      TEXT NOT NULL,                  -- 'approved' | 'revoked'
+    name        TEXT NOT NULL,
+    os_user     TEXT NOT NULL,
+    host        TEXT NOT NULL,
+    at          TEXT NOT NULL,
+    file_sha256 TEXT NOT NULL,
+    period      TEXT NOT NULL,
+    figures     TEXT NOT NULL,                  -- 'CUR count total' lines
+    payouts     INTEGER NOT NULL,
+    digest      TEXT NOT NULL,                  -- SHA-256 of the payout set
+    overrides   TEXT NOT NULL,                  -- the run's overrides, lines
+    revokes     INTEGER REFERENCES approvals(id),
+    reason      TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX approvals_run ON approvals(run_id);
+CREATE TABLE approved_payouts (
+    approval_id    INTEGER NOT NULL REFERENCES approvals(id),
+    payout_id      INTEGER NOT NULL REFERENCES payouts(id),
+    row            INTEGER NOT NULL,
+    transaction_id TEXT NOT NULL,
+    account_id     TEXT NOT NULL,
+    amount         TEXT NOT NULL,
+    currency       TEXT NOT NULL,
+    PRIMARY KEY (approval_id, payout_id)
+);
+"#,
 ];
 
 /// The schema version this payrun writes and understands.

@@ -1,0 +1,281 @@
+//! Four eyes (README, "3. Approve"): whether a run's approval holds. The
+//! judgement is a pure function ([`judge`]) over what the checkpoint
+//! recorded — the latest approval or revocation, the run's payout set now,
+//! its overrides, its preparer — and [`facts`] gathers those. `payrun
+//! approve` records approvals (`record`); the execute step refuses or waits
+//! without a valid one (`engine::gate`); the approval page, `status`, the
+//! report's summary, the audit trail and the JSON log show the
+//! [`Standing`].
+//!
+//! An approval is tied to what was approved: the figures per currency and
+//! the digest of the payout set (ids, accounts, amounts, currencies). Any
+//! change after it — a cancellation, a payout added or altered, an
+//! override — voids it, and the refusal names what changed.
+
+pub mod record;
+
+use crate::store::{Action, ApprovalEvent, Change, Changes, PayoutSet, Preparer, RunInfo, Store};
+use anyhow::{Context, Result};
+
+/// Where a run's approval stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// Approved, and the run still holds exactly what was approved.
+    Approved(ApprovalEvent),
+    /// No approval recorded.
+    NotApproved,
+    /// The latest approval was withdrawn.
+    Revoked {
+        approval: Box<ApprovalEvent>,
+        revocation: Box<ApprovalEvent>,
+    },
+    /// Approved, and then something changed (or the approver is the
+    /// preparer): void. `why` names each difference.
+    Void {
+        approval: Box<ApprovalEvent>,
+        why: Vec<String>,
+    },
+}
+
+impl Standing {
+    pub fn is_approved(&self) -> bool {
+        matches!(self, Standing::Approved(_))
+    }
+
+    /// A short word for machines: `approved`, `not_approved`, `revoked`,
+    /// `void`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Standing::Approved(_) => "approved",
+            Standing::NotApproved => "not_approved",
+            Standing::Revoked { .. } => "revoked",
+            Standing::Void { .. } => "void",
+        }
+    }
+
+    /// The approval concerned, if any.
+    pub fn approval(&self) -> Option<&ApprovalEvent> {
+        match self {
+            Standing::Approved(a) => Some(a),
+            Standing::NotApproved => None,
+            Standing::Revoked { approval, .. } | Standing::Void { approval, .. } => Some(approval),
+        }
+    }
+
+    /// One sentence for people.
+    pub fn describe(&self) -> String {
+        match self {
+            Standing::Approved(a) => format!("approved by {} at {}", a.by.shown(), a.at),
+            Standing::NotApproved => "not approved yet".to_string(),
+            Standing::Revoked {
+                approval,
+                revocation,
+            } => format!(
+                "the approval by {} at {} was revoked by {} at {}{}",
+                approval.by.shown(),
+                approval.at,
+                revocation.by.shown(),
+                revocation.at,
+                if revocation.reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", revocation.reason)
+                }
+            ),
+            Standing::Void { approval, why } => format!(
+                "the approval by {} at {} is void: {}",
+                approval.by.shown(),
+                approval.at,
+                why.join("; ")
+            ),
+        }
+    }
+}
+
+/// Everything the approval of a run turns on, read at one time.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    pub run: RunInfo,
+    pub preparer: Option<Preparer>,
+    /// The payout set now: what an approval would cover.
+    pub set: PayoutSet,
+    /// The run's overrides, one sentence each (`Store::overrides`).
+    pub overrides: Vec<String>,
+    /// Every approval and revocation, oldest first.
+    pub events: Vec<ApprovalEvent>,
+    pub standing: Standing,
+}
+
+/// Reads the facts of run `run_id` and judges them (`None`: no such run).
+pub fn facts(store: &Store, run_id: i64) -> Result<Option<Facts>> {
+    let Some(run) = store.run(run_id)? else {
+        return Ok(None);
+    };
+    let events = store.approval_events(run_id)?;
+    let set = store.payout_set(run_id)?;
+    let overrides = store.overrides(run_id)?.lines();
+    let preparer = store.preparer(run_id)?;
+    let changes = match latest(&events) {
+        Some(a) if a.action == Action::Approved && a.digest != set.digest => Some(
+            store
+                .approval_changes(a.id, run_id)
+                .context("cannot compare the run with its approval")?,
+        ),
+        _ => None,
+    };
+    let standing = judge(
+        &events,
+        &set,
+        &overrides,
+        preparer.as_ref(),
+        changes.as_ref(),
+    );
+    Ok(Some(Facts {
+        run,
+        preparer,
+        set,
+        overrides,
+        events,
+        standing,
+    }))
+}
+
+/// The standing of run `run_id`, or `None` when it has no approval event
+/// at all (the cheap answer for runs that never used four eyes).
+pub fn standing_if_any(store: &Store, run_id: i64) -> Result<Option<Standing>> {
+    if store.approval_events(run_id)?.is_empty() {
+        return Ok(None);
+    }
+    Ok(facts(store, run_id)?.map(|f| f.standing))
+}
+
+fn latest(events: &[ApprovalEvent]) -> Option<&ApprovalEvent> {
+    events.last()
+}
+
+/// Whether the latest approval holds over the run's payout set `set` and
+/// `overrides` now. `changes`: the differences with the approved set,
+/// read when the digests differ.
+pub fn judge(
+    events: &[ApprovalEvent],
+    set: &PayoutSet,
+    overrides: &[String],
+    preparer: Option<&Preparer>,
+    changes: Option<&Changes>,
+) -> Standing {
+    let Some(last) = latest(events) else {
+        return Standing::NotApproved;
+    };
+    if last.action == Action::Revoked {
+        let approval = last
+            .revokes
+            .and_then(|id| events.iter().find(|e| e.id == id))
+            .unwrap_or(last);
+        return Standing::Revoked {
+            approval: Box::new(approval.clone()),
+            revocation: Box::new(last.clone()),
+        };
+    }
+    let mut why = Vec::new();
+    if let Some(p) = preparer.filter(|p| p.person.same_as(&last.by)) {
+        why.push(format!(
+            "{} approved a run {} prepared: the approver must be someone else",
+            last.by.shown(),
+            p.person.shown()
+        ));
+    }
+    why.extend(figure_changes(last, set));
+    if last.digest != set.digest {
+        match changes {
+            Some(c) if c.total > 0 => {
+                why.extend(c.listed.iter().map(change_line));
+                let more = c.total.saturating_sub(c.listed.len() as u64);
+                if more > 0 {
+                    why.push(format!("... and {more} more change(s)"));
+                }
+            }
+            _ => why.push(format!(
+                "the payout set's digest is {} now, {} approved",
+                short(&set.digest),
+                short(&last.digest)
+            )),
+        }
+    }
+    let added: Vec<&String> = overrides
+        .iter()
+        .filter(|o| !last.overrides.contains(o))
+        .collect();
+    let dropped = last
+        .overrides
+        .iter()
+        .filter(|o| !overrides.contains(o))
+        .count();
+    for o in &added {
+        why.push(format!("an override since the approval: {o}"));
+    }
+    if dropped > 0 {
+        why.push(format!("{dropped} approved override(s) no longer recorded"));
+    }
+    if why.is_empty() {
+        Standing::Approved(last.clone())
+    } else {
+        Standing::Void {
+            approval: Box::new(last.clone()),
+            why,
+        }
+    }
+}
+
+/// The first 16 hex digits of a digest, as shown to people.
+pub fn short(digest: &str) -> &str {
+    &digest[..16.min(digest.len())]
+}
+
+/// Per currency, how the figures now differ from those approved.
+fn figure_changes(approved: &ApprovalEvent, set: &PayoutSet) -> Vec<String> {
+    let mut out = Vec::new();
+    let currencies: std::collections::BTreeSet<&String> =
+        approved.figures.keys().chain(set.figures.keys()).collect();
+    for cur in currencies {
+        let was = approved.figures.get(cur).cloned().unwrap_or_default();
+        let now = set.figures.get(cur).cloned().unwrap_or_default();
+        if was != now {
+            out.push(format!(
+                "{cur}: {} payout(s) totalling {} approved, {} totalling {} now",
+                was.count, was.total, now.count, now.total
+            ));
+        }
+    }
+    out
+}
+
+/// One change, for people.
+pub fn change_line(c: &Change) -> String {
+    match c {
+        Change::Left {
+            row,
+            transaction_id,
+            state: Some(s),
+        } => format!("row {row} ({transaction_id}) is {s} since the approval"),
+        Change::Left {
+            row,
+            transaction_id,
+            state: None,
+        } => format!("row {row} ({transaction_id}) is gone since the approval"),
+        Change::Joined {
+            row,
+            transaction_id,
+            amount,
+            currency,
+        } => format!("row {row} ({transaction_id}, {amount} {currency}) was not approved"),
+        Change::Altered {
+            row,
+            transaction_id,
+            was,
+            now,
+        } => format!("row {row} ({transaction_id}): {was} approved, {now} now"),
+    }
+}
+
+#[cfg(test)]
+mod tests;
