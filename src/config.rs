@@ -287,6 +287,25 @@ pub struct Config {
     /// Receives the run's result JSON when a run ends: an `http://` or
     /// `https://` URL (POSTed), or a shell command (the JSON on its stdin).
     pub on_finish: Option<String>,
+    // --- four-eyes keys (README, "3. Approve") ---
+    /// The execute step needs an approval recorded by someone other than
+    /// the run's preparer (`payrun approve`); default: off.
+    pub require_approval: Option<bool>,
+    /// Without a valid approval, the execute step waits for one or exits;
+    /// default: wait on PostgreSQL, exit on a file.
+    pub on_unapproved: Option<OnUnapproved>,
+}
+
+/// What the execute step does without a valid approval when one is
+/// required (config `on_unapproved`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum OnUnapproved {
+    /// Check again every few seconds until an approval arrives (Ctrl-C
+    /// stops waiting).
+    Wait,
+    /// Exit with status 1 and say what is missing.
+    Exit,
 }
 
 impl Config {
@@ -421,6 +440,11 @@ impl Config {
             .unwrap_or(DEFAULT_REPEAT_WINDOW_DAYS)
     }
 
+    /// `require_approval`, else off.
+    pub fn require_approval(&self) -> bool {
+        self.require_approval.unwrap_or(false)
+    }
+
     /// This configuration with every key that has a default set to the
     /// value the accessors above give: two files mean the same thing
     /// exactly when their resolved forms are equal. A key whose removal
@@ -439,6 +463,7 @@ impl Config {
             max_attempts_total: Some(self.max_attempts_total()),
             report_language: Some(self.report_language()),
             repeat_window_days: Some(self.repeat_window_days()),
+            require_approval: Some(self.require_approval()),
             ..self.clone()
         }
     }

@@ -156,7 +156,11 @@ pub fn config_toml(lang: ReportLanguage) -> String {
          # default) parks it as `unknown` for `payrun reconcile`. \"resend\"\n\
          # re-sends it under the same transactionId, which pays twice unless\n\
          # the provider deduplicates executes: only after `payrun probe` says so.\n\
-         ambiguous = \"hold\"\n\n",
+         ambiguous = \"hold\"\n\n\
+         # Four eyes: nothing is executed until someone other than the person\n\
+         # who imported the run approves its figures (`payrun approve RUN`).\n\
+         # The built-in sandbox's quick start, without this file, does not ask.\n\
+         require_approval = true\n\n",
     );
     t.push_str("# Headers of reports and approval pages: \"en\" or \"fr\".\n");
     let _ = writeln!(
@@ -301,7 +305,12 @@ mod tests {
             (
                 "payrun init",
                 config_toml(ReportLanguage::En),
-                &["default_payout_method_id", "default_phone_region", "sender"],
+                &[
+                    "default_payout_method_id",
+                    "default_phone_region",
+                    "require_approval",
+                    "sender",
+                ],
             ),
             (
                 "payrun init --lang fr",
@@ -310,6 +319,7 @@ mod tests {
                     "default_payout_method_id",
                     "default_phone_region",
                     "report_language",
+                    "require_approval",
                     "sender",
                     "columns",
                 ],

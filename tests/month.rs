@@ -104,7 +104,26 @@ fn the_init_config_never_pays_twice_on_ambiguous_answers() {
     let out = payrun(&w, &["init"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
     let file = w.write("payroll.csv", &payroll(30, account));
-    let out = w.run(&file, &sb.base_url(), &["--period", "2026-11"]);
+    // The init config asks for four eyes: Ama initiates, Kofi approves.
+    let period = ["--period", "2026-11"];
+    let as_ama = |extra: &[&str]| {
+        let args: Vec<&str> = period.iter().chain(extra).copied().collect();
+        w.run_cmd(&file, &sb.base_url(), &args)
+            .env("USER", "ama")
+            .output()
+            .unwrap()
+    };
+    let out = as_ama(&["--initiate-only"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let out = Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env("USER", "kofi")
+        .args(["approve", "1", "--yes", "--db"])
+        .arg(w.db())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let out = as_ama(&[]);
     assert!([0, 3].contains(&code(&out)), "{}", text(&out));
     let ledger = sb.ledger();
     assert!(ledger.requests.total > 30, "ambiguous answers happened");

@@ -126,7 +126,29 @@ pub fn result_json(ran: &Ran, file: &Path, exit: Exit) -> Value {
         "report": report,
         "verdict": ran.verdict,
         "advice": ran.verdict.advice(ran.run_id, &report),
+        "approval": ran.signoff.as_ref().map(approval_json),
     })
+}
+
+/// Where the run's approval stands, for machines: `state` (`approved`,
+/// `not_approved`, `revoked`, `void`), the approval concerned and why it
+/// does not hold.
+pub fn approval_json(s: &crate::signoff::Standing) -> Value {
+    let approval = s.approval().map(|a| {
+        json!({
+            "by": a.by.name, "os_user": a.by.os_user, "host": a.by.host, "at": a.at,
+            "payouts": a.payouts, "digest": a.digest,
+            "figures": a.figures.iter().map(|(cur, t)| {
+                (cur.clone(), json!({"count": t.count, "total": t.total.to_string()}))
+            }).collect::<serde_json::Map<_, _>>(),
+        })
+    });
+    let why = match s {
+        crate::signoff::Standing::Void { why, .. } => why.clone(),
+        crate::signoff::Standing::Revoked { .. } => vec![s.describe()],
+        _ => Vec::new(),
+    };
+    json!({"state": s.word(), "approval": approval, "why": why})
 }
 
 /// Gives the result to `on_finish`: POSTs it to an http(s) URL, or runs

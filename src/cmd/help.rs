@@ -77,6 +77,20 @@ Reads the database only; needs no API key (PAYRUN_API_KEY is not used).
 Exit codes: 0 done; 1 no database, no such run, or an output that would
 overwrite the database.";
 
+pub const APPROVE: &str = "\
+Examples:
+  payrun approve 3 --as \"Kofi Boateng\"              # shows the figures, asks, records
+  payrun approve 3 --as Kofi --yes                     # from a script
+  payrun approve 3 --revoke --reason \"wrong month\"    # withdraw it
+
+The approver must not be the run's preparer (the name given with --as at
+import, or the OS account). Reads and writes the database only; needs no API
+key (PAYRUN_API_KEY is not used).
+
+Exit codes: 0 approved (or approved already), or revoked; 1 refused: the
+preparer, payouts not initiated yet, the run changed meanwhile, no terminal
+and no --yes, not confirmed, no such run or database.";
+
 pub const INIT: &str = "\
 Examples:
   payrun init --lang fr                 # payrun.toml, payroll-template.csv/.xlsx

@@ -5,6 +5,7 @@
 //! `main.rs`) prints, builds the async runtime, installs signal handlers,
 //! sets up logging or exits the process.
 
+pub mod approve;
 pub mod cancel;
 pub mod db;
 pub mod finish;
@@ -50,6 +51,8 @@ pub enum Command {
     Status(status::StatusArgs),
     /// A run at a glance, and its printable approval page (--html).
     Summary(summary::SummaryArgs),
+    /// Approve a run's initiated payouts for execution (four eyes), or --revoke.
+    Approve(approve::ApproveArgs),
     /// Write the reconciliation report of a run again.
     Report(report::ReportArgs),
     /// List every payout that is not final, and settle them (statement, status call, operator).
@@ -72,6 +75,7 @@ pub fn run(cli: Cli) -> Result<Exit> {
         Command::Init(args) => init::command(args),
         Command::Status(args) => status::command(args),
         Command::Summary(args) => summary::command(args),
+        Command::Approve(args) => approve::command(args),
         Command::Report(args) => report::command(args),
         Command::Reconcile(args) => reconcile::command(args),
         Command::Cancel(args) => cancel::command(args),

@@ -331,10 +331,18 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
             refused.push(format!("{}: refused: {why}", u.transaction_id));
         }
     }
+    let runs: BTreeSet<i64> = unresolved.iter().map(|u| u.run_id).collect();
+    // A re-send is an execute: under four eyes, only of an approved run.
+    for &run in runs.iter().filter(|_| cfg.require_approval()) {
+        let facts = crate::signoff::facts(store, run)?.context("the run vanished")?;
+        if !facts.standing.is_approved() {
+            let why = facts.standing.describe();
+            refused.push(format!("run {run}: {why} (`payrun approve {run}`)"));
+        }
+    }
     if !refused.is_empty() {
         bail!("nothing was re-sent:\n  {}", refused.join("\n  "));
     }
-    let runs: BTreeSet<i64> = unresolved.iter().map(|u| u.run_id).collect();
     let rt = runtime(Threads::Workers(1))?;
     // Ctrl-C (or SIGTERM) sends nothing more: each re-send looks at it
     // before its claim and again before its request leaves.

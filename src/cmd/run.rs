@@ -164,6 +164,10 @@ pub struct RunArgs {
     /// cannot detect, after checking that none is hidden (refused otherwise).
     #[arg(long)]
     pub assume_no_hidden_rows: bool,
+    /// Your name, recorded as the preparer of a run this command imports
+    /// (default: your OS account); the preparer may not approve it.
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
     /// No progress output.
     #[arg(long)]
     pub quiet: bool,
@@ -199,7 +203,9 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
             false,
         ),
     };
+    let gate = super::approve::gate(&cfg, &db)?;
     Ok(Settings {
+        gate,
         period,
         period_given,
         allow_repeats: args.allow_repeats,
@@ -215,6 +221,7 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
         assume_no_hidden_rows: args.assume_no_hidden_rows,
         import_only: args.import_only,
         expect_total: args.expect_total.clone(),
+        preparer: crate::who::Person::current(args.as_name.as_deref()),
         engine: EngineOptions {
             rate: match args.rate {
                 None => cfg.rate_mode(),
@@ -268,7 +275,9 @@ pub fn command(args: RunArgs) -> Result<Exit> {
         };
         let quiet = args.quiet;
         let notify = move |e: Event| {
-            if !quiet {
+            // Waiting for an approval is said even with --quiet: a cron
+            // mail must tell why nothing moves.
+            if !quiet || matches!(e, Event::AwaitingApproval(_)) {
                 show_event(&e, say)
             }
         };
@@ -365,6 +374,11 @@ fn show_event(e: &Event, say: Say) {
         } => say.info(&format!(
             "resuming run {run_id} of {file_path} (started {created_at})"
         )),
+        Event::Approved(a) => say.info(&super::approve::approved_line(a)),
+        Event::AwaitingApproval(u) => say.warn(&format!(
+            "{}. Waiting for it (Ctrl-C to stop)",
+            super::approve::unapproved_line(u).replace("nothing was executed: ", "")
+        )),
         Event::Skipped { rows } => say.info(&format!(
             "{rows} row(s) were already paid, are in flight, or were ended by earlier runs and are not \
              sent again; the report names the run and row of each"
@@ -455,6 +469,10 @@ fn show_outcome(outcome: RunOutcome, quiet: bool, say: Say, file: &Path) -> (Exi
         }
         RunOutcome::TotalsRefused(why) => {
             say.warn(&format!("nothing was executed: {why}"));
+            return (Exit::Fatal, None);
+        }
+        RunOutcome::Unapproved(u) => {
+            say.warn(&super::approve::unapproved_line(&u));
             return (Exit::Fatal, None);
         }
         RunOutcome::Ran(ran) => ran,

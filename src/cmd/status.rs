@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::exit::Exit;
-use crate::store::{Db, Store, WorkerInfo};
+use crate::store::{Db, RunInfo, Store, WorkerInfo};
 use anyhow::{Result, bail};
 use std::io::Write;
 use std::path::PathBuf;
@@ -22,7 +22,8 @@ pub struct StatusArgs {
 }
 
 pub fn command(args: StatusArgs) -> Result<Exit> {
-    let db = super::db::resolve(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
+    let cfg = Config::load(None)?;
+    let db = super::db::resolve(args.db.as_deref(), &cfg, args.sandbox)?;
     let lease = super::run::lease_from_env()?;
     // Where the database is, said plainly: the first question after a
     // Quick start is "which file is it reading?".
@@ -87,6 +88,9 @@ pub fn command(args: StatusArgs) -> Result<Exit> {
                 .collect();
             writeln!(out, "  {currency}: {}", cells.join(", "))?;
         }
+        if let Some(line) = approval_line(&store, &run, cfg.require_approval())? {
+            writeln!(out, "{line}")?;
+        }
         for w in store.workers(run.id)? {
             if let Some(line) = worker_line(&w, lease) {
                 writeln!(out, "{line}")?;
@@ -95,6 +99,26 @@ pub fn command(args: StatusArgs) -> Result<Exit> {
     }
     out.flush()?;
     Ok(Exit::Ok)
+}
+
+/// Who prepared the run and where its approval stands: for a run with an
+/// approval event, or an unfinished one when approvals are required.
+fn approval_line(store: &Store, run: &RunInfo, required: bool) -> Result<Option<String>> {
+    let events = store.approval_events(run.id)?;
+    if events.is_empty() && (!required || run.finished_at.is_some()) {
+        return Ok(None);
+    }
+    let Some(f) = crate::signoff::facts(store, run.id)? else {
+        return Ok(None);
+    };
+    let preparer = match &f.preparer {
+        Some(p) => format!("prepared by {}", p.person.shown()),
+        None => "preparer not recorded".to_string(),
+    };
+    Ok(Some(format!(
+        "  {preparer}; approval: {}",
+        f.standing.describe()
+    )))
 }
 
 /// A worker of a shared run that is live or still holds payouts (one

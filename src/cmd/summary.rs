@@ -70,6 +70,9 @@ pub fn command(args: SummaryArgs) -> Result<Exit> {
     for n in &page.notices {
         writeln!(out, "  notice: {n}")?;
     }
+    if let Some(f) = &page.approval {
+        writeln!(out, "  approval: {}", f.standing.describe())?;
+    }
     out.flush()?;
     if let Some(path) = &args.html {
         html::write_approval(&store, run, path)?;

@@ -220,6 +220,7 @@ pub fn import(
     };
     fill_account_keys(store, &settings.config)?;
     let mut imp = store.begin_import(&new)?;
+    imp.set_preparer(&settings.preparer)?;
     let opts = ScanOptions {
         sheet: settings.sheet.clone(),
         rejected_path: Some(rejected_path.to_path_buf()),

@@ -23,6 +23,8 @@
 
 pub mod approval;
 pub mod failed;
+mod find;
+pub mod gate;
 pub mod guard;
 pub mod identity;
 pub mod import;
@@ -48,7 +50,7 @@ use crate::machine::decide;
 use crate::provider::Client;
 use crate::report;
 use crate::shutdown::Shutdown;
-use crate::store::{Db, RunInfo, RunLock, Store, Totals, Writer};
+use crate::store::{Db, RunLock, Store, Totals, Writer};
 use anyhow::{Context, Result, bail};
 use rand::Rng;
 use secrecy::SecretString;
@@ -105,6 +107,11 @@ pub struct Settings {
     /// `--expect-total CUR=AMOUNT`: the approver's control totals; the run
     /// executes nothing unless the initiated payouts add up to them.
     pub expect_total: Vec<(String, rust_decimal::Decimal)>,
+    /// Who runs this command (`--as`): recorded as the preparer of a run
+    /// it imports, who may not approve it.
+    pub preparer: crate::who::Person,
+    /// Four eyes: whether an approval is required, and waiting for it.
+    pub gate: gate::Gate,
 }
 
 /// Why a run stopped before its end.
@@ -142,6 +149,10 @@ pub enum Event {
         file_path: String,
         created_at: String,
     },
+    /// The run's approval holds: executing.
+    Approved(Box<crate::store::ApprovalEvent>),
+    /// No valid approval yet: waiting for one (the reason inside).
+    AwaitingApproval(Box<gate::Unapproved>),
 }
 
 /// How a run ended, for the command layer to show and map to an exit code.
@@ -165,6 +176,8 @@ pub enum RunOutcome {
     },
     /// `--expect-total` did not hold: nothing was sent.
     TotalsRefused(approval::TotalsRefused),
+    /// An approval is required and none holds: nothing was sent.
+    Unapproved(Box<gate::Unapproved>),
     /// The run went (or stopped) and its report is written.
     Ran(Box<Ran>),
 }
@@ -193,6 +206,9 @@ pub struct Ran {
     /// What the run was allowed beyond the rules (second payments, a
     /// totals row used, rows skipped as already paid).
     pub overrides: crate::store::Overrides,
+    /// Where the run's approval stands (`None`: never approved, and none
+    /// required).
+    pub signoff: Option<crate::signoff::Standing>,
 }
 
 impl Ran {
@@ -309,7 +325,7 @@ pub async fn run(
 
     // Workers starting together: the first imports, the others find its run.
     let found = store.one_start_at_a_time(|store| {
-        find_or_import(store, settings, &snapshot, &batch, &provider.name, notify)
+        find::find_or_import(store, settings, &snapshot, &batch, &provider.name, notify)
     })?;
     let run = match found {
         Ok(run) => run,
@@ -324,12 +340,10 @@ pub async fn run(
             file_path: run.file_path,
         });
     }
-    if !settings.expect_total.is_empty()
-        && !settings.engine.initiate_only
-        && let Err(refused) =
-            approval::check_expected(&store.totals(run.id)?, &settings.expect_total)
+    if let Err(outcome) =
+        gate::before_execute(&store, &run, settings, shutdown.clone(), notify).await?
     {
-        return Ok(RunOutcome::TotalsRefused(refused));
+        return Ok(outcome);
     }
     // A worker of a shared run: its lease, and the provider's rate shared
     // with the other workers.
@@ -428,6 +442,10 @@ pub async fn run(
         None
     };
     let skipped = store.skipped_count(run.id)?;
+    let signoff = match settings.gate.required {
+        true => crate::signoff::facts(&store, run.id)?.map(|f| f.standing),
+        false => crate::signoff::standing_if_any(&store, run.id)?,
+    };
     if let Some(s) = provider.sandbox.take() {
         s.shutdown().await.ok();
     }
@@ -444,69 +462,8 @@ pub async fn run(
         limiter: stats.limiter,
         verdict,
         overrides,
+        signoff,
     })))
-}
-
-/// The run of this file: the one in the database (resumed), or a new one
-/// imported now. `Err` carries an outcome that ends the command: rows
-/// rejected, ids already used, repeats.
-fn find_or_import(
-    store: &mut Store,
-    settings: &Settings,
-    snapshot: &identity::Snapshot,
-    batch: &identity::Batch,
-    provider: &str,
-    notify: &dyn Fn(Event),
-) -> Result<std::result::Result<RunInfo, RunOutcome>> {
-    let identity = identity::run_identity(&snapshot.sha256, batch);
-    if let Some(run) = store.find_run(&identity)? {
-        return Ok(Ok(resume(store, run, provider, notify)?));
-    }
-    // The same bytes, interrupted before the month turned.
-    if !settings.period_given
-        && let Some(run) = store.unfinished_run_of(&snapshot.sha256, &batch.label, &batch.sheet)?
-    {
-        return Ok(Ok(resume(store, run, provider, notify)?));
-    }
-    // A run imported under the old identity scheme (which ignored the
-    // worksheet, so only without --sheet).
-    if settings.sheet.is_none()
-        && let Some(run) =
-            store.find_run(&import::run_identity(&snapshot.sha256, &settings.label))?
-        && run.id_scheme == 1
-    {
-        return Ok(Ok(resume(store, run, provider, notify)?));
-    }
-    if !settings.new_run {
-        import::refuse_if_edited_copy(store, &settings.file)?;
-    }
-    let imported = import::import(
-        store,
-        settings,
-        &snapshot.path,
-        &snapshot.sha256,
-        &identity,
-        batch,
-        provider,
-        &import::sibling(&settings.report, "rejected.csv"),
-    )?;
-    Ok(Ok(match imported {
-        Imported::Run(id) => {
-            let skipped = store.skipped_count(id)?;
-            if skipped > 0 {
-                notify(Event::Skipped { rows: skipped });
-            }
-            store.run(id)?.context("run vanished after import")?
-        }
-        Imported::CopyOf(id) => {
-            let run = store.run(id)?.context("run vanished")?;
-            resume(store, run, provider, notify)?
-        }
-        Imported::Rejected(r) => return Ok(Err(RunOutcome::Rejected(r))),
-        Imported::DuplicateIds(d) => return Ok(Err(RunOutcome::DuplicateIds(d))),
-        Imported::Repeats(r) => return Ok(Err(RunOutcome::Repeats(r))),
-        Imported::NotFailed(r) => return Ok(Err(RunOutcome::NotFailed(r))),
-    }))
 }
 
 /// Resumes what an earlier process left open, then claims and pays the
@@ -553,32 +510,4 @@ async fn pay_open(
     drop(writer);
     let store = thread.join()?;
     Ok((store, result?))
-}
-
-/// Resumes an earlier run of the same payouts, moving a run that never sent
-/// anything to a corrected provider URL.
-fn resume(
-    store: &mut Store,
-    run: RunInfo,
-    provider: &str,
-    notify: &dyn Fn(Event),
-) -> Result<RunInfo> {
-    // A run that never sent anything may move to a corrected URL.
-    if run.provider != provider && !store.repoint_unsent_run(run.id, provider)? {
-        bail!(
-            "run {} of this file was made against {}, not {}; \
-             resume it against the same provider, end it with `payrun cancel {}`, \
-             or use --period to start a separate batch",
-            run.id,
-            run.provider,
-            provider,
-            run.id
-        );
-    }
-    notify(Event::Resuming {
-        run_id: run.id,
-        file_path: run.file_path.clone(),
-        created_at: run.created_at.clone(),
-    });
-    Ok(run)
 }

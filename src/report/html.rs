@@ -25,6 +25,8 @@ pub struct ApprovalPage {
     pub totals: Totals,
     pub rows: Vec<ReportRow>,
     pub notices: Vec<String>,
+    /// Four eyes: the preparer, the set to approve, the approval's standing.
+    pub approval: Option<crate::signoff::Facts>,
 }
 
 /// HTML-escapes text for element content and quoted attributes.
@@ -81,6 +83,7 @@ pub fn gather(store: &Store, run_id: i64) -> Result<Option<ApprovalPage>> {
         }
     }
     Ok(Some(ApprovalPage {
+        approval: crate::signoff::facts(store, run_id)?,
         totals: store.totals(run_id)?,
         run,
         counts,
@@ -106,7 +109,7 @@ pub fn render(p: &ApprovalPage) -> String {
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>payrun run {id}: approval</title><style>{CSS}</style></head><body>\n\
+         <title>payrun run {id}: approval</title><style>{CSS}{BANNER}</style></head><body>\n\
          <h1>Payroll run {id}: approval</h1>\n<table>\
          <tr><th>File</th><td><code>{file}</code></td></tr>\
          <tr><th>SHA-256</th><td><code>{sha}</code></td></tr>\
@@ -116,6 +119,7 @@ pub fn render(p: &ApprovalPage) -> String {
          <tr><th>Rows</th><td>{rows} ({rejected} rejected)</td></tr>\
          <tr><th>States</th><td>{states}</td></tr></table>\n",
         id = run.id,
+        BANNER = super::signoff_html::CSS,
         file = escape(&run.file_path),
         sha = escape(&run.file_sha256),
         label = escape(&run.label),
@@ -131,6 +135,9 @@ pub fn render(p: &ApprovalPage) -> String {
                 .join(", ")
         ),
     );
+    if let Some(f) = &p.approval {
+        h.push_str(&super::signoff_html::section(f));
+    }
     h.push_str("<h2>Totals per currency</h2>\n<table><thead><tr><th>Currency</th><th>Payouts</th><th>Total</th><th>By state</th></tr></thead><tbody>\n");
     for (currency, states) in &p.totals {
         let count: u64 = states.values().map(|t| t.count).sum();
@@ -237,6 +244,7 @@ mod tests {
                 executed_at: String::new(),
             }],
             notices: vec!["a <b>notice</b>".into()],
+            approval: None,
         }
     }
 

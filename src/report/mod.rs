@@ -4,11 +4,13 @@
 //! goes through [`crate::output::safe_cell`].
 //!
 //! Files: `style` (the payroll's delimiter, BOM and the header language),
-//! `xlsx` (the workbook report), `html` (the approval page), `guard`
+//! `xlsx` (the workbook report), `html` (the approval page, with its
+//! four-eyes section in `signoff_html`), `guard`
 //! (refusing an output that would overwrite an input).
 
 pub mod guard;
 pub mod html;
+pub mod signoff_html;
 pub mod style;
 pub mod xlsx;
 
@@ -92,6 +94,7 @@ fn write_report_seeing(
     let totals = store.totals(run_id)?;
     let rejected = store.run(run_id)?.map(|r| r.rows_rejected).unwrap_or(0);
     let overrides = store.overrides(run_id)?;
+    let approval = crate::signoff::standing_if_any(store, run_id)?;
     write_atomically(&summary_path(path), |w| {
         let mut csv = csv_writer(w, style)?;
         csv.write_record(style::summary_header(style.language))?;
@@ -109,10 +112,12 @@ fn write_report_seeing(
             csv.write_record(["", State::Rejected.as_str(), &rejected.to_string(), ""])?;
         }
         // What the run was allowed beyond the rules, as lines of their own.
-        for [currency, what, count, total] in override_lines(&overrides) {
+        let mut lines = override_lines(&overrides);
+        lines.extend(approval_lines(approval.as_ref()));
+        for [currency, what, count, total] in lines {
             csv.write_record([
                 safe_cell(&currency).as_ref(),
-                &what,
+                &safe_cell(&what),
                 &count,
                 &style.amount(&total),
             ])?;
@@ -140,6 +145,29 @@ fn override_lines(o: &crate::store::Overrides) -> Vec<[String; 4]> {
         let currency = t.currency.clone().unwrap_or_default();
         let total = t.amount.clone().unwrap_or_default();
         out.push([currency, "totals_row".into(), String::new(), total]);
+    }
+    out
+}
+
+/// The summary's lines for the run's approval (four eyes): the figures
+/// approved per currency and who approved them when, or why it does not
+/// hold.
+fn approval_lines(s: Option<&crate::signoff::Standing>) -> Vec<[String; 4]> {
+    use crate::signoff::Standing;
+    let Some(s) = s else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Standing::Approved(a) = s {
+        for (cur, t) in &a.figures {
+            let (count, total) = (t.count.to_string(), t.total.to_string());
+            out.push([cur.clone(), "approved".into(), count, total]);
+        }
+        let by = format!("approved_by {} at {}", a.by.shown(), a.at);
+        out.push([String::new(), by, String::new(), String::new()]);
+    } else {
+        let what = format!("approval_{}: {}", s.word(), s.describe());
+        out.push([String::new(), what, String::new(), String::new()]);
     }
     out
 }

@@ -21,7 +21,7 @@ use anyhow::{Context, Result};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Standing {
     /// Approved, and the run still holds exactly what was approved.
-    Approved(ApprovalEvent),
+    Approved(Box<ApprovalEvent>),
     /// No approval recorded.
     NotApproved,
     /// The latest approval was withdrawn.
@@ -56,9 +56,11 @@ impl Standing {
     /// The approval concerned, if any.
     pub fn approval(&self) -> Option<&ApprovalEvent> {
         match self {
-            Standing::Approved(a) => Some(a),
+            Standing::Approved(a) => Some(a.as_ref()),
             Standing::NotApproved => None,
-            Standing::Revoked { approval, .. } | Standing::Void { approval, .. } => Some(approval),
+            Standing::Revoked { approval, .. } | Standing::Void { approval, .. } => {
+                Some(approval.as_ref())
+            }
         }
     }
 
@@ -149,6 +151,58 @@ pub fn standing_if_any(store: &Store, run_id: i64) -> Result<Option<Standing>> {
     Ok(facts(store, run_id)?.map(|f| f.standing))
 }
 
+/// The run's four-eyes lines of the audit trail (`reconcile --audit`):
+/// who prepared it, each approval with its figures and digest, each
+/// revocation with its reason — as (transaction id, time, action, from,
+/// to, reason), the transaction id and states empty: they are the run's.
+pub fn audit_lines(store: &Store, run_id: i64) -> Result<Vec<[String; 6]>> {
+    let mut out = Vec::new();
+    let line = |at: &str, action: &str, reason: String| {
+        let empty = String::new;
+        [
+            empty(),
+            at.to_string(),
+            action.to_string(),
+            empty(),
+            empty(),
+            reason,
+        ]
+    };
+    if let Some(p) = store.preparer(run_id)? {
+        out.push(line(
+            &p.at,
+            "prepared",
+            format!("imported by {}", p.person.shown()),
+        ));
+    }
+    for e in store.approval_events(run_id)? {
+        let figures: Vec<String> = e
+            .figures
+            .iter()
+            .map(|(cur, t)| format!("{cur} {} payout(s) {}", t.count, t.total))
+            .collect();
+        let reason = match e.action {
+            Action::Approved => format!(
+                "by {}: {}; digest {}",
+                e.by.shown(),
+                figures.join(", "),
+                e.digest
+            ),
+            Action::Revoked => format!(
+                "by {}{}",
+                e.by.shown(),
+                if e.reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", e.reason)
+                }
+            ),
+        };
+        out.push(line(&e.at, e.action.as_str(), reason));
+    }
+    Ok(out)
+}
+
 fn latest(events: &[ApprovalEvent]) -> Option<&ApprovalEvent> {
     events.last()
 }
@@ -217,7 +271,7 @@ pub fn judge(
         why.push(format!("{dropped} approved override(s) no longer recorded"));
     }
     if why.is_empty() {
-        Standing::Approved(last.clone())
+        Standing::Approved(Box::new(last.clone()))
     } else {
         Standing::Void {
             approval: Box::new(last.clone()),

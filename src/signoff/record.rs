@@ -82,6 +82,8 @@ pub fn approve(
         revokes: None,
         reason: "",
     })?;
+    // A crash here keeps the approval: it is committed (tests/approve.rs).
+    crate::fault::hit("after_approval");
     Ok(recorded.ok_or(Refusal::Changed { run: facts.run.id }))
 }
 

@@ -62,8 +62,14 @@ fn an_approval_holds_while_nothing_changes() {
     let now = set(2, 300, "d1");
     let overrides = vec!["row 9 is a totals row".to_string()];
     let ok = event(1, Action::Approved, person("Kofi", "kofi"), &now);
-    let s = judge(&[ok.clone()], &now, &overrides, Some(&preparer()), None);
-    assert_eq!(s, Standing::Approved(ok));
+    let s = judge(
+        std::slice::from_ref(&ok),
+        &now,
+        &overrides,
+        Some(&preparer()),
+        None,
+    );
+    assert_eq!(s, Standing::Approved(Box::new(ok)));
     assert!(s.describe().starts_with("approved by Kofi (kofi@box)"));
     assert_eq!(
         judge(&[], &now, &overrides, None, None),
@@ -98,7 +104,7 @@ fn any_change_after_the_approval_voids_it_and_is_named() {
         total: 1,
     };
     let Standing::Void { why, .. } = judge(
-        &[a.clone()],
+        std::slice::from_ref(&a),
         &now,
         &overrides,
         Some(&preparer()),
@@ -115,8 +121,13 @@ fn any_change_after_the_approval_voids_it_and_is_named() {
     );
     // The same figures, another set (an account changed): the digest says so.
     let same_figures = set(2, 300, "d3");
-    let Standing::Void { why, .. } = judge(&[a.clone()], &same_figures, &overrides, None, None)
-    else {
+    let Standing::Void { why, .. } = judge(
+        std::slice::from_ref(&a),
+        &same_figures,
+        &overrides,
+        None,
+        None,
+    ) else {
         panic!("a changed set kept its approval")
     };
     assert_eq!(why, ["the payout set's digest is d3 now, d1 approved"]);

@@ -3,6 +3,7 @@
 //! real `payrun` binary run against them.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod cluster;
 pub mod money;
 pub mod pg;
