@@ -11,7 +11,7 @@
 
 /// A person as recorded: the name they gave (or their OS account), the OS
 /// account and the machine.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Person {
     pub name: String,
     pub os_user: String,

@@ -461,6 +461,7 @@ fn every_subcommand_help_has_an_example_the_key_and_the_exit_codes() {
         "init",
         "sandbox",
         "pay",
+        "approve",
     ] {
         let out = payrun(dir.path(), &[sub, "--help"]);
         assert_eq!(code(&out), 0, "{sub}");

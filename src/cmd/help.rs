@@ -28,9 +28,15 @@ the period, or paid the same amount recently, stops the run before anything
 is sent; --allow-repeats pays it as a second payment, recorded in the audit
 trail and on the approval page (docs/rerun.md).
 
+With require_approval = true in payrun.toml, nothing is executed until
+someone other than the run's preparer (--as NAME, else the OS account)
+approves it: payrun approve RUN. Without a valid approval the run exits 1,
+or waits for one (on_unapproved; the default on PostgreSQL).
+
 Exit codes: 0 every payout executed (with --initiate-only: initiated); 1 the
 run could not proceed or stopped early and can be resumed (config, key
-refused, provider unreachable, Ctrl-C, a worker's lease lost); 2 rows
+refused, provider unreachable, no valid approval, Ctrl-C, a worker's lease
+lost); 2 rows
 rejected, transaction ids already used, a person already paid in the period
 or a recent repeat, or a failed.csv row whose payout did not fail: nothing
 sent; 3 finished with payouts not executed (see the report).";

@@ -549,6 +549,14 @@ fn show_outcome(outcome: RunOutcome, quiet: bool, say: Say, file: &Path) -> (Exi
             ran.count(State::Initiated),
             flags.join(" ")
         ));
+        if let Some(s) = ran.signoff.as_ref().filter(|s| !s.is_approved()) {
+            say.info(&format!(
+                "approval: {}; someone other than you approves run {}: `payrun approve {} --as NAME`",
+                s.describe(),
+                ran.run_id,
+                ran.run_id
+            ));
+        }
     }
     let processing = ran.count(State::Processing);
     if processing > 0 {

@@ -104,3 +104,60 @@ pub fn section(f: &Facts) -> String {
     }
     h
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{PayoutSet, Preparer, RunInfo};
+    use crate::who::Person;
+
+    #[test]
+    fn the_banner_says_what_to_do_and_escapes_names() {
+        let mut f = Facts {
+            run: RunInfo {
+                id: 4,
+                identity: "i".into(),
+                file_sha256: "s".into(),
+                label: String::new(),
+                file_path: "p.csv".into(),
+                provider: "sandbox".into(),
+                rows_total: 1,
+                rows_rejected: 0,
+                created_at: "t".into(),
+                finished_at: None,
+                period: "2026-05".into(),
+                sheet: String::new(),
+                id_scheme: 3,
+            },
+            preparer: Some(Preparer {
+                person: Person {
+                    name: "<b>Ama</b>".into(),
+                    os_user: "ama".into(),
+                    host: "h".into(),
+                },
+                at: "t0".into(),
+            }),
+            set: PayoutSet {
+                not_initiated: 2,
+                ..PayoutSet::default()
+            },
+            overrides: Vec::new(),
+            events: Vec::new(),
+            standing: Standing::NotApproved,
+        };
+        let h = section(&f);
+        assert!(h.contains("class=\"banner pending\""), "{h}");
+        assert!(h.contains("payrun approve 4 --as NAME (2 payout(s) are not initiated yet)"));
+        assert!(h.contains("&lt;b&gt;Ama&lt;/b&gt; (ama@h)"), "{h}");
+        assert!(!h.contains("<b>Ama"), "{h}");
+        f.standing = Standing::Void {
+            approval: Box::default(),
+            why: vec!["row 3 <x>".into()],
+        };
+        let h = section(&f);
+        assert!(
+            h.contains("APPROVAL VOID") && h.contains("row 3 &lt;x&gt;"),
+            "{h}"
+        );
+    }
+}

@@ -18,8 +18,9 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 /// What an `approvals` row records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Action {
+    #[default]
     Approved,
     /// The withdrawal of the approval it names (`revokes`).
     Revoked,
@@ -130,7 +131,7 @@ impl SetDigest {
 }
 
 /// An approval or a revocation, as recorded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ApprovalEvent {
     pub id: i64,
     pub run_id: i64,

@@ -159,5 +159,9 @@ mod tests {
             vec![(2, "pr-oldsha-000000002".to_string(), "pending".to_string())]
         );
         assert_eq!(store.skipped_count(1).unwrap(), 0);
+        // Four eyes: an old run has no preparer recorded and no approval.
+        assert_eq!(store.preparer(1).unwrap(), None);
+        assert!(store.approval_events(1).unwrap().is_empty());
+        assert_eq!(store.payout_set(1).unwrap().not_initiated, 1);
     }
 }
