@@ -347,6 +347,7 @@ fn show_event(e: &Event, say: Say) {
         } => say.info(&format!(
             "resuming run {run_id} of {file_path} (started {created_at})"
         )),
+        Event::Settling(p) => say.info(&super::reconcile::settling_line(p)),
         Event::Skipped { rows } => say.info(&format!(
             "{rows} row(s) were already paid, are in flight, or were ended by earlier runs and are not \
              sent again; the report names the run and row of each"

@@ -21,7 +21,7 @@ pub fn write(
     path: &Path,
     input: &Path,
     sheet: Option<&str>,
-    encoding: Option<&str>,
+    cfg: &crate::config::Config,
     failed: &[(u64, String)],
 ) -> Result<Option<PathBuf>> {
     if failed.is_empty() {
@@ -33,7 +33,8 @@ pub fn write(
         return Ok(None);
     }
     let reasons: HashMap<u64, &str> = failed.iter().map(|(r, m)| (*r, m.as_str())).collect();
-    let mut source = input::open(input, sheet, encoding)?;
+    // The header row as validation found it (below a preamble, if any).
+    let (mut source, _) = crate::validate::header::open_payroll(input, sheet, cfg)?;
     let tmp = crate::report::temp_beside(path);
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
@@ -77,14 +78,36 @@ mod tests {
             (2, "execute_failed: X".to_string()),
             (5, "=bad".to_string()),
         ];
-        assert!(write(&out, &input, None, None, &failed).unwrap().is_some());
+        let cfg = crate::config::Config::default();
+        assert!(write(&out, &input, None, &cfg, &failed).unwrap().is_some());
         let text = std::fs::read_to_string(&out).unwrap();
         assert_eq!(
             text,
             "Compte;Montant;failure_reason\nA;1;execute_failed: X\nC;3;'=bad\n"
         );
         // No failed rows: the stale file goes.
-        assert!(write(&out, &input, None, None, &[]).unwrap().is_none());
+        assert!(write(&out, &input, None, &cfg, &[]).unwrap().is_none());
         assert!(!out.exists());
+    }
+
+    /// Below a title row, failed.csv starts at the header validation found,
+    /// so it runs as it is.
+    #[test]
+    fn starts_at_the_header_row_below_a_title() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.csv");
+        let header = "account_id;amount;currency;payout_method_id;beneficiary_firstname;beneficiary_lastname";
+        std::fs::write(
+            &input,
+            format!("Paie de novembre;;\n\n{header}\nA;1;XOF;m;Awa;K\nB;2;XOF;m;Bo;L\n"),
+        )
+        .unwrap();
+        let out = dir.path().join("failed.csv");
+        let cfg = crate::config::Config::default();
+        write(&out, &input, None, &cfg, &[(5, "execute_failed: X".into())]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            format!("{header};failure_reason\nB;2;XOF;m;Bo;L;execute_failed: X\n")
+        );
     }
 }

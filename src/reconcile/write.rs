@@ -1,0 +1,123 @@
+//! `reconciliation.csv` and `reconciliation.csv.summary.csv`: one line per
+//! payout and per statement line with its verdict, and per currency the
+//! counts and totals matched, differing, missing and out of scope. Written
+//! atomically; every cell taken from the statement or the payroll is made
+//! formula-safe.
+
+use super::matching::Comparison;
+use crate::output::safe_cell;
+use anyhow::Result;
+use std::path::Path;
+
+/// Header of `reconciliation.csv`.
+pub const RECONCILIATION_HEADER: [&str; 16] = [
+    "result",
+    "run",
+    "row",
+    "transaction_id",
+    "state",
+    "account_id",
+    "amount",
+    "currency",
+    "statement_line",
+    "statement_account",
+    "statement_amount",
+    "statement_currency",
+    "statement_status",
+    "statement_word",
+    "statement_sheet",
+    "note",
+];
+
+/// Header of `reconciliation.csv.summary.csv`.
+pub const SUMMARY_HEADER: [&str; 9] = [
+    "currency",
+    "matched_count",
+    "matched_total",
+    "differing_count",
+    "differing_total",
+    "missing_count",
+    "missing_total",
+    "out_of_scope_count",
+    "out_of_scope_total",
+];
+
+pub(super) fn write(out: &Path, summary: &Path, c: &Comparison<'_>) -> Result<()> {
+    crate::report::write_atomically(out, |f| {
+        let mut w = csv::Writer::from_writer(f);
+        w.write_record(RECONCILIATION_HEADER)?;
+        for l in &c.lines {
+            let (run, row, tx, state, account, amount, currency) = match l.payout {
+                Some(p) => (
+                    p.run_id.to_string(),
+                    p.row.to_string(),
+                    p.transaction_id.as_str(),
+                    p.state.as_str(),
+                    p.account_id.as_str(),
+                    p.amount.to_string(),
+                    p.currency.as_str(),
+                ),
+                None => (
+                    String::new(),
+                    String::new(),
+                    l.statement.map_or("", |s| s.transaction_id.as_str()),
+                    "",
+                    "",
+                    String::new(),
+                    "",
+                ),
+            };
+            let (sl, sacc, samt, scur, sst, sword, ssheet) = match l.statement {
+                Some(s) => (
+                    s.line.to_string(),
+                    s.account.as_str(),
+                    s.amount.to_string(),
+                    s.currency.as_str(),
+                    s.status.as_str(),
+                    s.status_word.as_str(),
+                    s.sheet.as_deref().unwrap_or(""),
+                ),
+                None => (String::new(), "", String::new(), "", "", "", ""),
+            };
+            w.write_record([
+                l.verdict.as_str(),
+                &run,
+                &row,
+                &safe_cell(tx),
+                state,
+                &safe_cell(account),
+                &amount,
+                &safe_cell(currency),
+                &sl,
+                &safe_cell(sacc),
+                &samt,
+                &safe_cell(scur),
+                sst,
+                &safe_cell(sword),
+                &safe_cell(ssheet),
+                &safe_cell(&l.note),
+            ])?;
+        }
+        w.flush()?;
+        Ok(())
+    })?;
+    crate::report::write_atomically(summary, |f| {
+        let mut w = csv::Writer::from_writer(f);
+        w.write_record(SUMMARY_HEADER)?;
+        for (cur, s) in &c.summary {
+            w.write_record([
+                safe_cell(cur).as_ref(),
+                &s.matched.0.to_string(),
+                &s.matched.1.to_string(),
+                &s.differing.0.to_string(),
+                &s.differing.1.to_string(),
+                &s.missing.0.to_string(),
+                &s.missing.1.to_string(),
+                &s.out_of_scope.0.to_string(),
+                &s.out_of_scope.1.to_string(),
+            ])?;
+        }
+        w.flush()?;
+        Ok(())
+    })
+}
