@@ -18,7 +18,7 @@ mod write;
 pub use matching::{Booked, Comparison, Reach, Summary, Verdict};
 pub use scope::{Asked, Scope};
 pub use statement::{Statement, StatementLine, StatementSpec, StatementStatus};
-pub use write::{RECONCILIATION_HEADER, SUMMARY_HEADER};
+pub use write::{RECONCILIATION_HEADER, SUMMARY_HEADER, money};
 
 use crate::config::Config;
 use crate::store::Store;

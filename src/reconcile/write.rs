@@ -42,6 +42,18 @@ pub const SUMMARY_HEADER: [&str; 9] = [
     "out_of_scope_total",
 ];
 
+/// An amount with its currency's ISO 4217 decimals (`1250.50` EUR,
+/// `25000` XOF), as a spreadsheet shows money.
+pub fn money(amount: rust_decimal::Decimal, currency: &str) -> String {
+    let mut a = amount;
+    if let Ok((_, exponent)) = crate::validate::fields::currency(currency)
+        && a.scale() < u32::from(exponent)
+    {
+        a.rescale(u32::from(exponent));
+    }
+    a.to_string()
+}
+
 pub(super) fn write(out: &Path, summary: &Path, c: &Comparison<'_>) -> Result<()> {
     crate::report::write_atomically(out, |f| {
         let mut w = csv::Writer::from_writer(f);
@@ -54,7 +66,7 @@ pub(super) fn write(out: &Path, summary: &Path, c: &Comparison<'_>) -> Result<()
                     p.transaction_id.as_str(),
                     p.state.as_str(),
                     p.account_id.as_str(),
-                    p.amount.to_string(),
+                    money(p.amount, &p.currency),
                     p.currency.as_str(),
                 ),
                 None => (
@@ -71,7 +83,7 @@ pub(super) fn write(out: &Path, summary: &Path, c: &Comparison<'_>) -> Result<()
                 Some(s) => (
                     s.line.to_string(),
                     s.account.as_str(),
-                    s.amount.to_string(),
+                    money(s.amount, &s.currency),
                     s.currency.as_str(),
                     s.status.as_str(),
                     s.status_word.as_str(),
@@ -108,13 +120,13 @@ pub(super) fn write(out: &Path, summary: &Path, c: &Comparison<'_>) -> Result<()
             w.write_record([
                 safe_cell(cur).as_ref(),
                 &s.matched.0.to_string(),
-                &s.matched.1.to_string(),
+                &money(s.matched.1, cur),
                 &s.differing.0.to_string(),
-                &s.differing.1.to_string(),
+                &money(s.differing.1, cur),
                 &s.missing.0.to_string(),
-                &s.missing.1.to_string(),
+                &money(s.missing.1, cur),
                 &s.out_of_scope.0.to_string(),
-                &s.out_of_scope.1.to_string(),
+                &money(s.out_of_scope.1, cur),
             ])?;
         }
         w.flush()?;

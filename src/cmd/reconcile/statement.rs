@@ -9,7 +9,7 @@ use crate::config::{Config, DateOrder};
 use crate::exit::Exit;
 use crate::output::safe_cell;
 use crate::reconcile::statement::{Day, date};
-use crate::reconcile::{Asked, Closed, Reach};
+use crate::reconcile::{Asked, Closed, Reach, money};
 use crate::store::Store;
 use anyhow::Result;
 use std::collections::BTreeSet;
@@ -71,13 +71,13 @@ pub fn command(
             "{},{},{},{},{},{},{},{},{}",
             safe_cell(cur),
             s.matched.0,
-            s.matched.1,
+            money(s.matched.1, cur),
             s.differing.0,
-            s.differing.1,
+            money(s.differing.1, cur),
             s.missing.0,
-            s.missing.1,
+            money(s.missing.1, cur),
             s.out_of_scope.0,
-            s.out_of_scope.1
+            money(s.out_of_scope.1, cur)
         )?;
     }
     writeln!(

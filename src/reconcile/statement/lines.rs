@@ -126,7 +126,7 @@ fn transaction(
         )
     })?;
     let text = cell(Column::Amount);
-    let amount = amount(text, code, exponent, how).map_err(|e| {
+    let amount = amount(text, code, exponent, how, numeric(raw, at)).map_err(|e| {
         anyhow::anyhow!(
             "statement {place}: column {} holds {}, not an amount payrun reads: {e} \
              (the statement alone can have its own: [statement] number_format = \"fr\" or \"en\")",
@@ -150,15 +150,25 @@ fn transaction(
     })
 }
 
+/// Whether the amount cell was a number cell of a workbook: its text is
+/// then plain digits and a `.` whatever `number_format` says (the format
+/// is how people type numbers, not how a spreadsheet stores them).
+fn numeric(raw: &RawRow, at: &Located) -> bool {
+    at.index(Column::Amount)
+        .is_some_and(|i| raw.numeric.contains(&i))
+}
+
 /// A statement amount in the currency's major unit: read by the number
-/// reader in the statement's format; a sign is dropped (exports write
-/// debits as `-25 000`); in minor units it is divided by the currency's
-/// decimals. Zero is an amount here (a statement is not a payment).
+/// reader in the statement's format (plain for a number cell); a sign is
+/// dropped (exports write debits as `-25 000`); in minor units it is
+/// divided by the currency's decimals. Zero is an amount here (a statement
+/// is not a payment).
 fn amount(
     text: &str,
     code: &str,
     exponent: u16,
     how: &Reading<'_>,
+    number_cell: bool,
 ) -> Result<Decimal, AmountError> {
     let unsigned = text
         .trim()
@@ -174,7 +184,7 @@ fn amount(
         code,
         digits,
         AmountUnit::Minor,
-        how.format,
+        if number_cell { None } else { how.format },
         Some(Decimal::MAX),
     );
     let mut value = match read {
@@ -215,7 +225,10 @@ fn footer(
     };
     let total = currency.as_deref().and_then(|c| {
         let (code, exp) = fields::currency(c).ok()?;
-        Some((code, amount(written, code, exp, how).ok()?))
+        Some((
+            code,
+            amount(written, code, exp, how, numeric(raw, at)).ok()?,
+        ))
     });
     let why = if labelled {
         "a total line"
