@@ -165,6 +165,11 @@ pub const DEFAULT_SETTLE_WAIT: std::time::Duration = std::time::Duration::from_s
 /// few hundred milliseconds at the default rate.
 pub const DEFAULT_CONCURRENCY: usize = 16;
 
+/// Default of `repeat_window_days` (docs/rerun.md): long enough to catch the
+/// same payroll run again the same week or the week after, short enough
+/// that next month's payroll (28 days or more later) never trips it.
+pub const DEFAULT_REPEAT_WINDOW_DAYS: u32 = 20;
+
 /// What to do with a payout whose outcome is unknown after a crash or an
 /// ambiguous answer (README, "Ambiguous answers: resend or hold").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, clap::ValueEnum)]
@@ -288,7 +293,7 @@ pub struct Config {
     /// current calendar month, `YYYY-MM`.
     pub period: Option<String>,
     /// How many days back the repeat guard compares new rows with earlier
-    /// payouts; default 20 (`engine::repeat::DEFAULT_REPEAT_WINDOW_DAYS`).
+    /// payouts; default [`DEFAULT_REPEAT_WINDOW_DAYS`].
     pub repeat_window_days: Option<u32>,
     // --- operator keys: what happens when a run ends (docs/operating.md) ---
     /// Receives the run's result JSON when a run ends: an `http://` or
@@ -436,6 +441,32 @@ impl Config {
     pub fn report_language(&self) -> ReportLanguage {
         self.report_language.unwrap_or_default()
     }
+    pub fn repeat_window_days(&self) -> u32 {
+        self.repeat_window_days
+            .unwrap_or(DEFAULT_REPEAT_WINDOW_DAYS)
+    }
+
+    /// This configuration with every key that has a default set to the
+    /// value the accessors above give: two files mean the same thing
+    /// exactly when their resolved forms are equal. A key whose removal
+    /// leaves the resolved form unchanged is at its documented default
+    /// (the starting points are tested against this, `template`).
+    pub fn resolved(&self) -> Config {
+        Config {
+            rate: Some(match self.rate_mode() {
+                crate::limiter::RateMode::Fixed(n) => RateSetting::Fixed(n),
+                crate::limiter::RateMode::Auto { .. } => RateSetting::Auto,
+            }),
+            max_concurrency: Some(self.max_concurrency()),
+            concurrency: Some(self.concurrency()),
+            ambiguous: Some(self.ambiguous()),
+            amount_unit: Some(self.amount_unit()),
+            max_attempts_total: Some(self.max_attempts_total()),
+            report_language: Some(self.report_language()),
+            repeat_window_days: Some(self.repeat_window_days()),
+            ..self.clone()
+        }
+    }
 }
 
 // ---- specs read from payrun.toml for other modules (kept here so that
@@ -464,125 +495,4 @@ pub struct SkipRule {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_key_is_named() {
-        let err = Config::parse("rate = 5\nambigous = \"hold\"\n").unwrap_err();
-        let msg = format!("{err:#}");
-        assert!(msg.contains("ambigous"), "{msg}");
-    }
-
-    #[test]
-    fn unknown_sender_key_is_named() {
-        let err = Config::parse("[sender]\nemial = \"a@b.c\"\n").unwrap_err();
-        assert!(format!("{err:#}").contains("emial"));
-    }
-
-    #[test]
-    fn full_config_parses() {
-        let cfg = Config::parse(
-            r#"
-base_url = "https://api.example/v1"
-api_key_file = "key.txt"
-rate = 40
-concurrency = 8
-ambiguous = "resend"
-amount_unit = "minor"
-default_payout_method_id = "momo"
-default_phone_region = "CI"
-[sender]
-email = "payroll@acme.example"
-firstname = "Acme"
-lastname = "Payroll"
-address = "1 Rue du Commerce, Abidjan"
-phone = "+2250700000000"
-[columns]
-"Montant" = "amount"
-"#,
-        )
-        .unwrap();
-        assert_eq!(cfg.rate(), 40);
-        assert_eq!(cfg.concurrency(), 8);
-        assert_eq!(cfg.ambiguous(), Ambiguous::Resend);
-        assert_eq!(cfg.amount_unit(), AmountUnit::Minor);
-        assert_eq!(cfg.columns.get("Montant").unwrap(), "amount");
-    }
-
-    #[test]
-    fn defaults() {
-        let cfg = Config::parse("").unwrap();
-        assert_eq!(cfg.rate(), DEFAULT_RATE);
-        assert_eq!(cfg.ambiguous(), Ambiguous::Hold);
-        assert_eq!(cfg.amount_unit(), AmountUnit::Major);
-    }
-
-    #[test]
-    fn zero_rate_rejected() {
-        assert!(Config::parse("rate = 0").is_err());
-    }
-
-    #[test]
-    fn rate_defaults_to_auto() {
-        use crate::limiter::RateMode;
-        let cfg = Config::parse("").unwrap();
-        assert_eq!(cfg.rate_mode(), RateMode::Auto { ceiling: None });
-        assert_eq!(cfg.max_concurrency(), DEFAULT_MAX_CONCURRENCY);
-        let cfg = Config::parse("rate = \"auto\"\nmax_rate = 150\nmax_concurrency = 64").unwrap();
-        assert_eq!(cfg.rate_mode(), RateMode::Auto { ceiling: Some(150) });
-        assert_eq!(cfg.rate(), 150);
-        assert_eq!(cfg.max_concurrency(), 64);
-    }
-
-    #[test]
-    fn fixed_rate_is_a_number() {
-        let cfg = Config::parse("rate = 40").unwrap();
-        assert_eq!(cfg.rate_mode(), crate::limiter::RateMode::Fixed(40));
-        assert_eq!(cfg.rate(), 40);
-    }
-
-    #[test]
-    fn bad_rate_values_are_named() {
-        for (text, needle) in [
-            ("rate = \"fast\"", "fast"),
-            ("rate = 1.5", "auto"),
-            ("rate = -3", "-3"),
-            ("max_rate = 0", "max_rate"),
-            ("rate = 40\nmax_rate = 100", "max_rate"),
-            ("max_concurrency = 0", "max_concurrency"),
-        ] {
-            let err = format!("{:#}", Config::parse(text).unwrap_err());
-            assert!(err.contains(needle), "{text}: {err}");
-        }
-    }
-
-    #[test]
-    fn rate_from_the_command_line() {
-        assert_eq!("auto".parse(), Ok(RateSetting::Auto));
-        assert_eq!("25".parse(), Ok(RateSetting::Fixed(25)));
-        assert!("0".parse::<RateSetting>().is_err());
-        assert!("lots".parse::<RateSetting>().unwrap_err().contains("lots"));
-        let huge = "18446744073709551615".parse::<RateSetting>().unwrap_err();
-        assert!(huge.contains("too large"), "{huge}");
-    }
-
-    #[test]
-    fn concurrency_is_bounded_in_keys_and_flags() {
-        assert_eq!(parse_concurrency_flag("16"), Ok(16));
-        assert!(
-            parse_concurrency_flag("0")
-                .unwrap_err()
-                .contains("at least 1")
-        );
-        for huge in ["18446744073709551615", "99999999999999999999999", "4097"] {
-            let e = parse_concurrency_flag(huge).unwrap_err();
-            assert!(e.contains("too large"), "{huge}: {e}");
-        }
-        assert!(parse_concurrency_flag("many").unwrap_err().contains("many"));
-        let e = Config::parse("max_concurrency = 9223372036854775807").unwrap_err();
-        assert!(format!("{e:#}").contains("too large"), "{e:#}");
-        assert!(Config::parse("concurrency = 5000").is_err());
-        assert!(Config::parse("max_concurrency = 4096").is_ok());
-    }
-}
+mod tests;

@@ -1,7 +1,8 @@
 //! Test-only fault points: `PAYRUN_FAULT=name` (or `name:N` for the Nth
 //! hit) makes the process die on the spot at that point, as a power cut
 //! would, so crash tests hit each window on purpose. Points:
-//! `before_send` (intent committed, request not yet sent),
+//! `before_send` (intent committed, request not yet sent; also a re-send's
+//! claim, in the run and in `reconcile --resend`),
 //! `after_answer` (answer received, outcome not committed),
 //! `after_intent_commit` (execute intent committed), `before_commit`
 //! (a group commit about to be committed).

@@ -25,6 +25,20 @@ impl Trigger {
 }
 
 impl Shutdown {
+    /// A listener that never fires: for callers without a stop signal.
+    pub fn never() -> Shutdown {
+        let (tx, rx) = watch::channel(false);
+        // The sender is dropped: `recv` pends for ever, `fired` says no.
+        drop(tx);
+        Shutdown(rx)
+    }
+
+    /// Whether the signal has fired, without waiting: checked before each
+    /// request that a loop is about to send.
+    pub fn fired(&self) -> bool {
+        *self.0.borrow()
+    }
+
     /// Resolves once the signal has fired. Pends for ever if the trigger is
     /// dropped without firing.
     pub async fn recv(&mut self) {
@@ -43,8 +57,11 @@ mod tests {
         let (trigger, shutdown) = channel();
         let mut a = shutdown.clone();
         let mut b = shutdown;
+        assert!(!a.fired());
         trigger.fire();
         a.recv().await;
         b.recv().await;
+        assert!(a.fired() && b.fired());
+        assert!(!Shutdown::never().fired());
     }
 }

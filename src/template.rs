@@ -152,9 +152,11 @@ pub fn config_toml(lang: ReportLanguage) -> String {
          default_payout_method_id = \"momo\"\n\n\
          # Country for phone numbers written without +country code.\n\
          default_phone_region = \"CI\"\n\n\
-         # \"resend\" (default) re-sends an ambiguous execute under the same\n\
-         # transactionId; \"hold\" parks it as `unknown` for `payrun reconcile`.\n\
-         ambiguous = \"resend\"\n\n",
+         # An execute whose outcome is unknown (timeout, crash): \"hold\" (the\n\
+         # default) parks it as `unknown` for `payrun reconcile`. \"resend\"\n\
+         # re-sends it under the same transactionId, which pays twice unless\n\
+         # the provider deduplicates executes: only after `payrun probe` says so.\n\
+         ambiguous = \"hold\"\n\n",
     );
     t.push_str("# Headers of reports and approval pages: \"en\" or \"fr\".\n");
     let _ = writeln!(
@@ -260,6 +262,100 @@ mod tests {
                 &[crate::validate::columns::Col::PayoutMethodId],
             );
             assert!(cols.is_ok(), "{lang:?}: {:?}", cols.err());
+        }
+    }
+
+    /// The top-level keys of `text` whose removal changes what the
+    /// configuration means ([`Config::resolved`]): the keys not at their
+    /// documented default.
+    fn keys_off_default(text: &str) -> Vec<String> {
+        let resolved = |t: &str| format!("{:?}", Config::parse(t).unwrap().resolved());
+        let whole = resolved(text);
+        let table: toml::Table = toml::from_str(text).unwrap();
+        table
+            .keys()
+            .filter(|k| {
+                let mut without = table.clone();
+                without.remove(k.as_str());
+                resolved(&toml::to_string(&without).unwrap()) != whole
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Starting points are code: `payrun init`'s configs and the samples
+    /// keep every key at its documented default, except the placeholders
+    /// each is meant to carry. `ambiguous` above all: "resend" against a
+    /// provider that does not deduplicate executes pays twice.
+    #[test]
+    fn starting_points_keep_the_documented_defaults() {
+        let sample = |name: &str| {
+            std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("samples")
+                    .join(name),
+            )
+            .unwrap()
+        };
+        let cases: [(&str, String, &[&str]); 4] = [
+            (
+                "payrun init",
+                config_toml(ReportLanguage::En),
+                &["default_payout_method_id", "default_phone_region", "sender"],
+            ),
+            (
+                "payrun init --lang fr",
+                config_toml(ReportLanguage::Fr),
+                &[
+                    "default_payout_method_id",
+                    "default_phone_region",
+                    "report_language",
+                    "sender",
+                    "columns",
+                ],
+            ),
+            (
+                "samples/payrun.toml",
+                sample("payrun.toml"),
+                &["base_url", "sender"],
+            ),
+            (
+                "samples/paie-fr.toml",
+                sample("paie-fr.toml"),
+                &["number_format", "amount_unit", "skip"],
+            ),
+        ];
+        for (name, text, allowed) in cases {
+            let mut off = keys_off_default(&text);
+            off.sort();
+            let mut want: Vec<String> = allowed.iter().map(|k| k.to_string()).collect();
+            want.sort();
+            assert_eq!(off, want, "{name}: keys not at their default");
+            let cfg = Config::parse(&text).unwrap();
+            assert_eq!(cfg.ambiguous(), crate::config::Ambiguous::Hold, "{name}");
+        }
+        // The configs a new user starts from say `hold`, and that it is the
+        // default, in the comment right above the key.
+        for text in [
+            config_toml(ReportLanguage::En),
+            config_toml(ReportLanguage::Fr),
+            sample("payrun.toml"),
+        ] {
+            let lines: Vec<&str> = text.lines().collect();
+            let at = lines
+                .iter()
+                .position(|l| l.starts_with("ambiguous"))
+                .unwrap();
+            assert_eq!(lines[at], "ambiguous = \"hold\"", "{text}");
+            let mut comment: Vec<&str> = lines[..at]
+                .iter()
+                .rev()
+                .take_while(|l| l.starts_with('#'))
+                .map(|l| l.trim_start_matches('#').trim())
+                .collect();
+            comment.reverse();
+            let comment = comment.join(" ");
+            assert!(comment.contains("\"hold\" (the default)"), "{comment}");
         }
     }
 

@@ -270,9 +270,20 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
     }
     let runs: BTreeSet<i64> = unresolved.iter().map(|u| u.run_id).collect();
     let rt = runtime(Threads::Workers(1))?;
+    // Ctrl-C (or SIGTERM) sends nothing more: each re-send looks at it
+    // before its claim and again before its request leaves.
+    let (trigger, stop) = crate::shutdown::channel();
+    let mut signals = rt.block_on(async { super::Signals::install() })?;
+    rt.spawn(async move {
+        signals.stop_requested().await;
+        eprintln!("payrun: stopping after the re-send in flight");
+        trigger.fire();
+        signals.interrupted().await;
+        std::process::exit(Exit::Fatal.code());
+    });
     let mut out = std::io::stdout().lock();
     let mut write_error = None;
-    let left = rt.block_on(lib::resend(store, &client, unresolved, |line| {
+    let ended = rt.block_on(lib::resend(store, &client, unresolved, &stop, |line| {
         let note = match (line.settled, &line.refused) {
             (_, Some(why)) => format!("not re-sent: {why}"),
             (Some(crate::machine::State::Executed), _) => "executed".into(),
@@ -292,5 +303,13 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
         return Err(e.into());
     }
     rewrite_reports(store, runs);
-    Ok(Exit::complete_if(left == 0))
+    if ended.interrupted {
+        eprintln!(
+            "payrun: stopped; {} payout(s) not settled. Nothing is left half-sent: run \
+             `payrun reconcile --resend` again to go on",
+            ended.left
+        );
+        return Ok(Exit::Fatal);
+    }
+    Ok(Exit::complete_if(ended.left == 0))
 }

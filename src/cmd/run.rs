@@ -184,9 +184,7 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
         period,
         period_given,
         allow_repeats: args.allow_repeats,
-        repeat_window_days: cfg
-            .repeat_window_days
-            .unwrap_or(engine::repeat::DEFAULT_REPEAT_WINDOW_DAYS),
+        repeat_window_days: cfg.repeat_window_days(),
         file: args.file.clone(),
         provider,
         db,

@@ -12,10 +12,7 @@ use crate::store::Earlier;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
-/// Default of `repeat_window_days`: long enough to catch the same payroll
-/// run again the same week or the week after, short enough that next
-/// month's payroll (28 days or more later) never trips it.
-pub const DEFAULT_REPEAT_WINDOW_DAYS: u32 = 20;
+pub use crate::config::DEFAULT_REPEAT_WINDOW_DAYS;
 
 /// Repeats listed in full; beyond, a count (the operator looks at the
 /// pattern, and the list can be long when a whole payroll is repeated).

@@ -3,8 +3,10 @@
 //! transactionId — never inside the retry loop right after the timeout,
 //! but after the main pass, once [`EngineOptions::resend_delay`] has passed
 //! since its outcome was recorded, so a provider still working on the
-//! first request has time to finish it. What the answer settles is
-//! [`decide::settle_by_resend`]; a payout that learns nothing stays
+//! first request has time to finish it. Like every send, it is claimed
+//! first (`unknown → executing`, committed only if still unknown) and
+//! looks at the stop signal before it leaves. What the answer settles is
+//! [`decide::settle_by_resend`]; a payout that learns nothing goes back to
 //! `unknown` for `payrun reconcile`. See `docs/provider.md` for when this
 //! is safe.
 //!
@@ -12,11 +14,12 @@
 
 use super::pay::answer_of;
 use super::{Ctx, Stop};
+use crate::fault;
 use crate::machine::State;
 use crate::machine::decide::{self, Resent};
 use crate::provider::Outcome;
 use crate::shutdown::Shutdown;
-use crate::store::{Transition, Work};
+use crate::store::{Transition, Work, WriteError};
 use anyhow::Result;
 use std::time::Instant;
 
@@ -28,10 +31,14 @@ pub(super) struct Due {
 
 /// Re-sends each payout once, in the order they became unknown, each no
 /// sooner than `resend_delay` after that. Stops waiting at once when the
-/// run is asked to stop.
+/// run is asked to stop, and sends nothing after a stop. Each send is
+/// preceded by its claim (`unknown → executing`, [`decide::resend_claim`])
+/// committed only if the payout is still unknown: one another process
+/// settled meanwhile (`reconcile --mark`, a statement, a status call — a
+/// terminal or a worker on a shared database) is left as it is.
 pub(super) async fn resend_once(ctx: &Ctx, due: Vec<Due>, mut shutdown: Shutdown) -> Result<()> {
     for d in due {
-        if ctx.stopping() {
+        if ctx.stopping() || shutdown.fired() {
             return Ok(());
         }
         let at = d.since + ctx.opts.resend_delay;
@@ -46,25 +53,41 @@ pub(super) async fn resend_once(ctx: &Ctx, due: Vec<Due>, mut shutdown: Shutdown
         if !ctx.shared_slot().await || !ctx.may_send() {
             return Ok(());
         }
+        if !claim(ctx, &d.work, &shutdown).await? {
+            continue;
+        }
+        fault::hit("before_send");
+        if ctx.stopping() || shutdown.fired() {
+            // Claimed, not sent: back to unknown.
+            let (from, to) = decide::resend_end(State::Unknown, None);
+            ctx.writer
+                .apply(vec![Transition::new(d.work.id, from, to)])
+                .await?;
+            ctx.request_stop(Stop::Interrupted);
+            return Ok(());
+        }
         ctx.counters
             .calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let outcome = ctx.client.execute(&d.work.request.transaction_id).await;
+        fault::hit("after_answer");
         tracing::debug!(
             transaction_id = %d.work.request.transaction_id,
             code = outcome.code(),
             "re-sent execute answered"
         );
-        match decide::settle_by_resend(State::Unknown, answer_of(Some(&outcome))) {
-            Resent::Settled(to) => {
-                let mut t = Transition::new(d.work.id, State::Unknown, to);
-                t.attempts = 1;
-                t.code = Some(outcome.code().to_string());
-                t.message = Some(format!("re-sent once: {}", outcome.message()));
-                t.stamp_executed = to == State::Executed;
-                ctx.writer.apply(vec![t]).await?;
-            }
-            Resent::StillUnknown => {}
+        let resent = decide::settle_by_resend(State::Unknown, answer_of(Some(&outcome)));
+        let (from, to) = decide::resend_end(State::Unknown, Some(resent));
+        let mut t = Transition::new(d.work.id, from, to);
+        t.attempts = 1;
+        t.message = Some(format!("re-sent once: {}", outcome.message()));
+        if let Resent::Settled(to) = resent {
+            t.code = Some(outcome.code().to_string());
+            t.stamp_executed = to == State::Executed;
+        }
+        ctx.writer.apply(vec![t]).await?;
+        match resent {
+            Resent::Settled(_) | Resent::StillUnknown => {}
             Resent::Unauthorized => {
                 ctx.request_stop(Stop::Unauthorized(outcome.message()));
                 return Ok(());
@@ -80,4 +103,34 @@ pub(super) async fn resend_once(ctx: &Ctx, due: Vec<Due>, mut shutdown: Shutdown
         }
     }
     Ok(())
+}
+
+/// Commits the re-send's claim of an unknown payout. `false`: it is not
+/// unknown any more (settled by another process meanwhile, or refused by
+/// [`decide::may_resend`]), and nothing is sent.
+async fn claim(ctx: &Ctx, work: &Work, shutdown: &Shutdown) -> Result<bool> {
+    if shutdown.fired() {
+        ctx.request_stop(Stop::Interrupted);
+        return Ok(false);
+    }
+    // The code `resend_later` saw was an ambiguous answer's, never an echo
+    // mismatch's: the claim is decided on the state alone.
+    let Ok((from, to)) = decide::resend_claim(State::Unknown, "") else {
+        return Ok(false);
+    };
+    match ctx
+        .writer
+        .apply(vec![Transition::new(work.id, from, to)])
+        .await
+    {
+        Ok(()) => Ok(true),
+        Err(WriteError::Conflict { id, .. }) => {
+            tracing::warn!(
+                payout = id,
+                "not re-sent: another process settled it meanwhile"
+            );
+            Ok(false)
+        }
+        Err(e) => Err(e.into()),
+    }
 }

@@ -495,6 +495,33 @@ pub fn may_resend(state: State, code: &str) -> Result<(), NoResend> {
     Ok(())
 }
 
+/// The claim a re-send (`reconcile --resend`, the run's one re-send)
+/// commits before its execute leaves: `from → executing`, written only if
+/// the payout is still in `from`, the state the re-sender read. A mark, a
+/// statement or a status call that settled it meanwhile makes the claim
+/// fail, and nothing is sent; once claimed, none of them settles it
+/// (`executing` is not [`super::SETTLEABLE`]) until the answer is in. A
+/// crash after the claim leaves `executing`: it may have paid, and a run
+/// resumes it as an execute of the same id. Refused as [`may_resend`]
+/// refuses.
+pub fn resend_claim(state: State, code: &str) -> Result<(State, State), NoResend> {
+    may_resend(state, code)?;
+    Ok((state, State::Executing))
+}
+
+/// Where a claimed re-send ends (the payout is `executing`, claimed from
+/// `from`): settled by what the answer settles ([`settle_by_resend`]), or
+/// back in `from` when it settled nothing — nothing learnt, the key
+/// refused, the provider misconfigured — or when nothing was sent at all
+/// (`None`: the run was asked to stop after the claim).
+pub fn resend_end(from: State, resent: Option<Resent>) -> (State, State) {
+    let to = match resent {
+        Some(Resent::Settled(to)) => to,
+        _ => from,
+    };
+    (State::Executing, to)
+}
+
 /// Whether an execute that ended in `d` is re-sent once, later in the
 /// same run (`ambiguous = resend`): only an execute of this process whose
 /// outcome is unknown, never one resumed from an earlier process (its send

@@ -174,7 +174,9 @@ pub const RESUMED: &[State] = &[State::Executing, State::Initiating, State::Init
 /// unknown outcome, and a payout the provider has not finished.
 pub const NEEDS_OPERATOR: &[State] = &[State::Unknown, State::Processing];
 
-/// States an operator (`reconcile --mark`) or a re-sent execute may settle.
+/// States an operator (`reconcile --mark`), a statement, a status call or a
+/// re-sent execute may settle. Never `executing`: a request (the run's, or
+/// a re-send) may be on its way, and its answer decides.
 pub const SETTLEABLE: &[State] = &[State::Unknown, State::Processing];
 
 /// States whose payouts `payrun reconcile` lists for an operator with what
@@ -226,6 +228,13 @@ pub const TRANSITIONS: &[(State, State)] = &[
     (State::Unknown, State::Executed),
     (State::Unknown, State::ExecuteFailed),
     (State::Unknown, State::Processing),
+    // A re-send's claim (`reconcile --resend`, the run's one re-send): the
+    // execute intent committed again, only from the state the re-sender
+    // read, before the request leaves. The answer then settles it, or puts
+    // it back where it was (`decide::resend_end`); a crash leaves it
+    // `executing`, which may have paid.
+    (State::Unknown, State::Executing),
+    (State::Processing, State::Executing),
     // Ended by an operator before any execute was sent (`payrun cancel`).
     (State::Pending, State::Cancelled),
     (State::Initiated, State::Cancelled),
@@ -316,27 +325,52 @@ mod tests {
         for to in [State::Executed, State::ExecuteFailed, State::Unknown] {
             assert!(allowed(p, to), "{p} -> {to}");
         }
-        // Never back to a state that would send it again.
-        for to in [
-            State::Pending,
-            State::Initiating,
-            State::Initiated,
-            State::Executing,
-        ] {
+        // Never back to a state that would send it under a new request.
+        for to in [State::Pending, State::Initiating, State::Initiated] {
             assert!(!allowed(p, to), "{p} -> {to}");
         }
+        // Only a re-send's claim takes it to `executing` (a request of the
+        // same id may be on its way), which may have paid just the same.
+        assert!(allowed(p, State::Executing) && State::Executing.may_have_paid());
         assert_eq!(State::parse("processing"), Ok(p));
     }
 
+    /// Only `unknown` is left, by a settlement or by a re-send's claim
+    /// (`executing`: its execute may be on its way again).
     #[test]
-    fn final_states_are_only_left_by_settling_unknown() {
+    fn final_states_are_only_left_by_settling_unknown_or_re_sending_it() {
         for &(from, to) in TRANSITIONS {
             if from.is_final() {
                 assert_eq!(from, State::Unknown, "{from} -> {to}");
                 assert!(matches!(
                     to,
-                    State::Executed | State::ExecuteFailed | State::Processing
+                    State::Executed | State::ExecuteFailed | State::Processing | State::Executing
                 ));
+            }
+        }
+    }
+
+    /// A re-send claims only what may be settled, and the claim is an
+    /// intent state that may have paid: never settleable itself (a mark, a
+    /// statement or a status call waits for the answer), and resumed as an
+    /// execute of the same id.
+    #[test]
+    fn a_re_send_claims_settleable_payouts_into_an_intent_nobody_settles() {
+        for &from in SETTLEABLE {
+            assert!(allowed(from, State::Executing), "{from}");
+            // Its answer may put it back or settle it.
+            assert!(allowed(State::Executing, from), "executing -> {from}");
+        }
+        assert!(!SETTLEABLE.contains(&State::Executing));
+        assert!(State::Executing.is_in_flight() && State::Executing.may_have_paid());
+        assert!(RESUMED.contains(&State::Executing));
+        for &(from, to) in TRANSITIONS {
+            if to == State::Executing {
+                assert!(
+                    matches!(from, State::Initiated | State::Executing)
+                        || SETTLEABLE.contains(&from),
+                    "{from} -> executing"
+                );
             }
         }
     }

@@ -1,7 +1,8 @@
 //! What `payrun reconcile` may do for a payout that is not final, as pure
 //! functions: the advice it lists for each state, and the refusal of an
 //! action that could pay twice (re-sending a payout of a run made against
-//! another provider, or against the built-in sandbox).
+//! another provider, or against the built-in sandbox; settling one whose
+//! execute is on its way).
 
 use crate::machine::State;
 
@@ -17,8 +18,10 @@ pub fn advice(state: State) -> &'static str {
             "initiated, not executed: after approval, run the same file again without --initiate-only"
         }
         State::Executing => {
-            "execute may have reached the provider: run the same file again (same id, the \
-             provider deduplicates), or settle it with --statement FILE"
+            "execute may have reached the provider (a run or a `reconcile --resend` is sending \
+             it, or was interrupted doing so): let it finish; if it was interrupted, run the same \
+             file again (held as unknown under ambiguous = hold, re-sent under the same id under \
+             resend), then settle it"
         }
         State::Unknown => {
             "outcome unknown: --statement FILE, --poll, --resend, \
@@ -35,6 +38,31 @@ pub fn advice(state: State) -> &'static str {
         _ => "",
     }
 }
+
+/// Why an operator's verdict (`--mark`) on the payout `id`, found in
+/// `state`, is refused. An `executing` payout may have a request on its
+/// way (a run's execute, or a `reconcile --resend`): its answer decides,
+/// never a verdict written beside it.
+pub fn mark_refusal(id: &str, state: State) -> String {
+    if state == State::Executing {
+        return format!(
+            "payout {id} is executing: its execute (a run's, or a `payrun reconcile --resend`) may \
+             be on its way, and its answer decides; nothing was marked. Let that command finish; if \
+             it was interrupted, run its file again to resume it (held as unknown under \
+             ambiguous = hold), then mark it"
+        );
+    }
+    format!("payout {id} is {state}; only unknown or processing payouts can be marked")
+}
+
+/// Why a statement line or a status answer that would settle a payout
+/// did not: its execute is on its way (`executing`), or another process
+/// changed it between the read and the write.
+pub const IN_FLIGHT: &str = "not settled: its execute is on its way (a run's, or a `payrun \
+     reconcile --resend`); settle it once that ends";
+/// See [`IN_FLIGHT`].
+pub const CHANGED: &str = "not settled: it changed meanwhile (another process or terminal \
+     settled it or is re-sending it); list it again";
 
 /// Why re-sending a payout of a run recorded against `run_provider` to
 /// `target` (the client's base URL) is refused, if it is: the same

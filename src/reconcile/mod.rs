@@ -33,6 +33,10 @@ pub struct Closed {
     /// (transaction id, run, from, to, where on the statement) of every
     /// payout settled now.
     pub settled: Vec<Settled>,
+    /// (transaction id, why) of every payout the statement would settle
+    /// but did not: its execute is on its way (`executing`), or another
+    /// process changed it meanwhile ([`guard::IN_FLIGHT`], [`guard::CHANGED`]).
+    pub not_settled: Vec<(String, &'static str)>,
     /// How many lines did not match.
     pub discrepancies: u64,
     pub summary: BTreeMap<String, Summary>,
@@ -83,10 +87,19 @@ pub fn reconcile_statement(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut settled = Vec::new();
+    let mut not_settled = Vec::new();
     // Settle first, then compare again so the file shows the states as
     // they now are (the same file a re-run would write).
     let reach = |p: &Booked| scope.reach(&runs, p);
     for line in matching::compare(&booked, reach, &st.lines).lines {
+        if let (Some(p), Some(l)) = (line.payout, line.statement)
+            && p.state == crate::machine::State::Executing
+            && l.status != StatementStatus::NotFinal
+            && line.verdict != Verdict::OtherProvider
+            && !not_settled.iter().any(|(id, _)| *id == p.transaction_id)
+        {
+            not_settled.push((p.transaction_id.clone(), guard::IN_FLIGHT));
+        }
         if let (Some(p), Some(l), Some(to)) = (line.payout, line.statement, line.settles) {
             let reason = format!(
                 "statement {name} (sha256 {}) {}: {}",
@@ -98,17 +111,24 @@ pub fn reconcile_statement(
                 crate::machine::State::Executed => "STATEMENT_PAID",
                 _ => "STATEMENT_FAILED",
             };
-            store.resolve(p.id, p.state, to, "statement", &reason, code)?;
-            settled.push(Settled {
-                transaction_id: p.transaction_id.clone(),
-                run_id: p.run_id,
-                from: p.state,
-                to,
-                place: l.place(),
-            });
+            match store.resolve(p.id, p.state, to, "statement", &reason, code) {
+                Ok(()) => settled.push(Settled {
+                    transaction_id: p.transaction_id.clone(),
+                    run_id: p.run_id,
+                    from: p.state,
+                    to,
+                    place: l.place(),
+                }),
+                // A re-send claimed it (or another terminal settled it)
+                // since it was read: left to that, and said.
+                Err(e) if crate::store::changed_meanwhile(&e) => {
+                    not_settled.push((p.transaction_id.clone(), guard::CHANGED));
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
-    if !settled.is_empty() {
+    if !settled.is_empty() || !not_settled.is_empty() {
         booked = store.booked(None)?;
     }
     let c = matching::compare(&booked, reach, &st.lines);
@@ -124,6 +144,7 @@ pub fn reconcile_statement(
     Ok(Closed {
         statement_sha256: st.sha256.clone(),
         settled,
+        not_settled,
         discrepancies: c
             .lines
             .iter()

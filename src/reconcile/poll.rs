@@ -9,7 +9,7 @@
 //! with an audit line. A missing status route or a refused key ends the
 //! asking at once; so does the stop signal.
 
-use super::guard::same_provider;
+use super::guard::{self, same_provider};
 use crate::limiter::{Limiter, RateLimited};
 use crate::machine::State;
 use crate::provider::Client;
@@ -62,6 +62,9 @@ pub struct Progress {
 pub struct Polled {
     /// (transaction id, from, to, provider's word).
     pub settled: Vec<(String, State, State, String)>,
+    /// (transaction id, why) of payouts not asked about or not settled:
+    /// an execute on its way (`executing`), or changed meanwhile.
+    pub skipped: Vec<(String, &'static str)>,
     /// Payouts asked about that are still not final.
     pub still_open: u64,
     /// Open payouts of runs made against another provider, not asked about.
@@ -103,27 +106,38 @@ impl std::fmt::Display for Ended {
 /// Open payouts of another provider: (transaction id, that provider).
 type NotAsked = Vec<(String, String)>;
 
-/// The payouts `ask` may ask about, and the open ones it may not.
-fn candidates(store: &Store, ask: &Ask) -> Result<(Vec<Booked>, NotAsked)> {
+/// The payouts `ask` may ask about, those of its provider whose execute
+/// is on its way (`executing`: its answer settles it, not a status read
+/// beside it), and the open ones of other providers.
+#[allow(clippy::type_complexity)]
+fn candidates(
+    store: &Store,
+    ask: &Ask,
+) -> Result<(Vec<Booked>, Vec<(String, &'static str)>, NotAsked)> {
     let runs: std::collections::HashMap<i64, String> = store
         .runs()?
         .into_iter()
         .map(|r| (r.id, r.provider))
         .collect();
     let mut open = Vec::new();
+    let mut in_flight = Vec::new();
     let mut not_asked = Vec::new();
     for p in store.booked(ask.run)? {
-        if !POLLED.contains(&p.state) {
+        if !POLLED.contains(&p.state) && p.state != State::Executing {
             continue;
         }
         let provider = runs.get(&p.run_id).cloned().unwrap_or_default();
-        if same_provider(&provider, &ask.provider) {
-            open.push(p);
+        if !same_provider(&provider, &ask.provider) {
+            if p.state != State::Executing {
+                not_asked.push((p.transaction_id, provider));
+            }
+        } else if p.state == State::Executing {
+            in_flight.push((p.transaction_id, guard::IN_FLIGHT));
         } else {
-            not_asked.push((p.transaction_id, provider));
+            open.push(p);
         }
     }
-    Ok((open, not_asked))
+    Ok((open, in_flight, not_asked))
 }
 
 /// Asks the status of every payout `ask` covers, settles what is clear,
@@ -141,7 +155,8 @@ pub async fn poll(
     if !client.has_status_call() {
         return Ok(out);
     }
-    let (mut open, not_asked) = candidates(store, ask)?;
+    let (mut open, in_flight, not_asked) = candidates(store, ask)?;
+    out.skipped = in_flight;
     out.not_asked = not_asked;
     let start = Instant::now();
     let deadline = start + ask.wait;
@@ -213,9 +228,17 @@ pub async fn poll(
                 break;
             }
             let reason = format!("status call: the provider answered {word}");
-            store.resolve(p.id, p.state, to, "poll", &reason, code)?;
-            out.settled
-                .push((p.transaction_id.clone(), p.state, to, word));
+            match store.resolve(p.id, p.state, to, "poll", &reason, code) {
+                Ok(()) => out
+                    .settled
+                    .push((p.transaction_id.clone(), p.state, to, word)),
+                // A re-send claimed it (or a terminal settled it) since it
+                // was read: left to that, and said.
+                Err(e) if crate::store::changed_meanwhile(&e) => {
+                    out.skipped.push((p.transaction_id.clone(), guard::CHANGED));
+                }
+                Err(e) => return Err(e),
+            }
         }
         open = next;
         let now = Instant::now();

@@ -398,10 +398,7 @@ fn resolve_writes_audit() {
         let err = store
             .resolve(id, State::Unknown, State::ExecuteFailed, "mark", "x", "X")
             .unwrap_err();
-        assert_eq!(
-            format!("{err}"),
-            "the payout changed state meanwhile; list it again"
-        );
+        assert!(super::changed_meanwhile(&err), "{err}");
         assert_eq!(store.audit(run_id).unwrap().len(), 1);
         line
     });
@@ -436,13 +433,84 @@ fn a_decision_on_a_payout_in_another_state_is_a_conflict() {
         let err = store
             .resolve(id, State::Unknown, State::Executed, "mark", "x", "X")
             .unwrap_err();
-        assert_eq!(
-            format!("{err}"),
-            "the payout changed state meanwhile; list it again"
+        assert!(super::changed_meanwhile(&err), "{err}");
+        assert!(
+            format!("{err}").contains("changed state meanwhile"),
+            "{err}"
         );
         assert_eq!(store.state_counts(run_id).unwrap()[&State::Initiating], 1);
         assert!(store.audit(run_id).unwrap().is_empty());
     });
+}
+
+/// A re-send's claim (`unknown → executing`) is written only from the
+/// state the re-sender read: a payout settled meanwhile refuses it, and a
+/// claimed one refuses a verdict written beside it. Each refusal writes
+/// nothing (issue 28, item 8).
+#[test]
+fn a_re_send_claim_is_conditional_and_excludes_a_settlement() {
+    let states = on_every_backend(|store| {
+        let run_id = import(
+            store,
+            "r",
+            &[(2, "1000", "XOF", "tx-2"), (3, "1000", "XOF", "tx-3")],
+        );
+        let path = [
+            State::Initiating,
+            State::Initiated,
+            State::Executing,
+            State::Unknown,
+        ];
+        advance(store, "tx-2", &path);
+        advance(store, "tx-3", &path);
+        let (two, three) = (id_of(store, "tx-2"), id_of(store, "tx-3"));
+        // tx-2: an operator marks it first; the re-send read it unknown.
+        store
+            .resolve(two, State::Unknown, State::ExecuteFailed, "mark", "x", "X")
+            .unwrap();
+        let err = store
+            .resolve(two, State::Unknown, State::Executing, "resend", "c", "C")
+            .unwrap_err();
+        assert!(super::changed_meanwhile(&err), "{err}");
+        // tx-3: the re-send claims it first; the operator read it unknown.
+        store
+            .resolve(three, State::Unknown, State::Executing, "resend", "c", "C")
+            .unwrap();
+        let err = store
+            .resolve(three, State::Unknown, State::Executed, "mark", "x", "X")
+            .unwrap_err();
+        assert!(super::changed_meanwhile(&err), "{err}");
+        // Its answer settles it.
+        store
+            .resolve(
+                three,
+                State::Executing,
+                State::Executed,
+                "resend",
+                "ok",
+                "SUCCESS",
+            )
+            .unwrap();
+        let audit: Vec<_> = store
+            .audit(run_id)
+            .unwrap()
+            .into_iter()
+            .map(|[tx, _, action, from, to, _]| format!("{tx} {action} {from}->{to}"))
+            .collect();
+        let states: Vec<_> = report(store, run_id).into_iter().map(|l| l.state).collect();
+        (audit, states)
+    });
+    assert_eq!(
+        states,
+        (
+            vec![
+                "tx-2 mark unknown->execute_failed".to_string(),
+                "tx-3 resend unknown->executing".to_string(),
+                "tx-3 resend executing->executed".to_string(),
+            ],
+            vec!["execute_failed".to_string(), "executed".to_string()]
+        )
+    );
 }
 
 #[test]

@@ -73,6 +73,19 @@ pub(crate) fn check_decision(id: i64, from: State, to: State) -> anyhow::Result<
     Ok(())
 }
 
-/// An operator's decision on a payout that is no longer in the state the
-/// operator saw.
-pub(crate) const CHANGED_MEANWHILE: &str = "the payout changed state meanwhile; list it again";
+/// An operator's decision (or a re-send's claim) on a payout that is no
+/// longer in the state it was read in: another process, terminal or
+/// worker changed it meanwhile. Nothing was written; callers that go on
+/// with other payouts (`--statement`, `--poll`, `--resend`) tell it apart
+/// with `downcast_ref` and skip that payout, saying so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the payout changed state meanwhile (another process or terminal settled or claimed it); list it again"
+)]
+pub struct ChangedMeanwhile;
+
+/// Whether `e` is (or wraps) a [`ChangedMeanwhile`].
+pub fn changed_meanwhile(e: &anyhow::Error) -> bool {
+    e.chain()
+        .any(|c| c.downcast_ref::<ChangedMeanwhile>().is_some())
+}

@@ -55,7 +55,7 @@ mod waits;
 mod write_tests;
 mod writer;
 
-pub use errors::{DuplicateIds, ImportError, WriteError};
+pub use errors::{ChangedMeanwhile, DuplicateIds, ImportError, WriteError, changed_meanwhile};
 pub use facade::{Import, Store};
 pub use lock::RunLock;
 pub use shared::{Outstanding, WorkerInfo};

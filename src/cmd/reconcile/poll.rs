@@ -121,6 +121,9 @@ pub fn command(
             safe_cell(word)
         )?;
     }
+    for (tx, why) in &polled.skipped {
+        writeln!(out, "{}: {why}", safe_cell(tx))?;
+    }
     for (tx, provider) in polled.not_asked.iter().take(20) {
         writeln!(
             out,

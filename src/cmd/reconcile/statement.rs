@@ -61,6 +61,9 @@ pub fn command(
             s.transaction_id, s.from, s.to, s.place, s.run_id
         )?;
     }
+    for (tx, why) in &closed.not_settled {
+        writeln!(out, "{}: {why}", safe_cell(tx))?;
+    }
     for (id, note) in &closed.duplicates {
         writeln!(out, "{}: not settled: {note}", safe_cell(id))?;
     }

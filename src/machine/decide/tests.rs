@@ -354,6 +354,60 @@ fn operator_and_resend_settle_only_unknown() {
     }
 }
 
+/// Every re-send is claimed first (`unknown`/`processing → executing`,
+/// refused as `may_resend` refuses), and its answer either settles it or
+/// puts it back where it was; nothing sent (a stop after the claim) puts
+/// it back too. Each pair is a transition the store accepts.
+#[test]
+fn a_re_send_is_claimed_first_and_ends_settled_or_back_where_it_was() {
+    assert_eq!(resend_claim(Unknown, "AMBIGUOUS"), Ok((Unknown, Executing)));
+    assert_eq!(
+        resend_claim(Processing, "PENDING"),
+        Ok((Processing, Executing))
+    );
+    assert_eq!(
+        resend_claim(Unknown, ECHO_MISMATCH),
+        Err(NoResend::EchoMismatch)
+    );
+    for s in State::ALL {
+        if !crate::machine::SETTLEABLE.contains(&s) {
+            assert_eq!(resend_claim(s, "X"), Err(NoResend::NotSettleable(s)), "{s}");
+        }
+    }
+    let table = [
+        (Unknown, Answer::Accepted, Executed),
+        (Unknown, TX_FAILED, ExecuteFailed),
+        (Unknown, REFUSED, Unknown),
+        (Unknown, NO_BALANCE, Unknown),
+        (Unknown, Answer::Ambiguous, Unknown),
+        (Unknown, Answer::NotSent, Unknown),
+        (Unknown, Answer::NotFinal, Processing),
+        (Unknown, Answer::Mismatch, Unknown),
+        (Unknown, Answer::Unauthorized, Unknown),
+        (Unknown, REDIRECT, Unknown),
+        (Processing, Answer::Accepted, Executed),
+        (Processing, TX_FAILED, ExecuteFailed),
+        (Processing, Answer::NotFinal, Processing),
+        (Processing, Answer::Ambiguous, Processing),
+    ];
+    for (from, a, to) in table {
+        assert_eq!(
+            resend_end(from, Some(settle_by_resend(from, a))),
+            (Executing, to),
+            "{from} {a:?}"
+        );
+    }
+    for from in [Unknown, Processing] {
+        assert_eq!(resend_end(from, None), (Executing, from));
+        let (f, t) = resend_claim(from, "").unwrap();
+        assert!(allowed(f, t), "{f} -> {t}");
+        for a in Answer::ALL {
+            let (f, t) = resend_end(from, Some(settle_by_resend(from, a)));
+            assert!(allowed(f, t), "{f} -> {t} ({a:?})");
+        }
+    }
+}
+
 #[test]
 fn echo_mismatch_is_never_resent() {
     assert_eq!(may_resend(Unknown, "AMBIGUOUS"), Ok(()));
@@ -502,6 +556,31 @@ struct Step {
     resend_answer: Answer,
     /// An operator cancels the payout (`payrun cancel`) before the run.
     cancel: bool,
+    /// After the run: an operator's `reconcile --resend` racing a
+    /// settlement (`--mark`, a statement, a status call) from another
+    /// terminal or worker. Also how a settlement races the run's own
+    /// re-send.
+    race: Race,
+}
+
+/// A re-send and a settlement of the same payout, both read while it is
+/// unknown (or processing), in either order of commits.
+#[derive(Debug, Clone, Copy)]
+struct Race {
+    /// An operator re-sends after the run (`reconcile --resend`).
+    resend: bool,
+    /// Another terminal settles the payout (truthfully, as the provider
+    /// has it when it looks) from the state it read.
+    settler: bool,
+    /// The settlement commits before the re-send's claim (else after it).
+    settle_first: bool,
+    /// The provider's answer to the re-sent execute.
+    answer: Answer,
+    /// The re-sender dies after its request left, before its answer is
+    /// recorded.
+    crash: bool,
+    /// The re-sent execute, if ambiguous, was carried out.
+    landed: bool,
 }
 
 fn answer() -> impl Strategy<Value = Answer> {
@@ -520,6 +599,7 @@ fn step() -> impl Strategy<Value = Step> {
         (prop::bool::weighted(0.1), prop::bool::weighted(0.1)),
         answer(),
         prop::bool::weighted(0.03),
+        race(),
     )
         .prop_map(
             |(
@@ -528,6 +608,7 @@ fn step() -> impl Strategy<Value = Step> {
                 (initiate_only, currency_halted),
                 resend,
                 cancel,
+                race,
             )| {
                 Step {
                     answer,
@@ -538,10 +619,43 @@ fn step() -> impl Strategy<Value = Step> {
                     currency_halted,
                     resend_answer: resend,
                     cancel,
+                    race,
                 }
             },
         )
 }
+
+fn race() -> impl Strategy<Value = Race> {
+    (
+        (
+            prop::bool::weighted(0.3),
+            prop::bool::weighted(0.4),
+            any::<bool>(),
+        ),
+        answer(),
+        (prop::bool::weighted(0.15), any::<bool>()),
+    )
+        .prop_map(
+            |((resend, settler, settle_first), answer, (crash, landed))| Race {
+                resend,
+                settler,
+                settle_first,
+                answer,
+                crash,
+                landed,
+            },
+        )
+}
+
+/// No race: nobody re-sends or settles beside the run.
+const NO_RACE: Race = Race {
+    resend: false,
+    settler: false,
+    settle_first: false,
+    answer: Answer::Accepted,
+    crash: false,
+    landed: false,
+};
 
 /// A healthy provider and no crash: what the next, uneventful run sees.
 const CALM: Step = Step {
@@ -553,6 +667,7 @@ const CALM: Step = Step {
     currency_halted: false,
     resend_answer: Answer::Accepted,
     cancel: false,
+    race: NO_RACE,
 };
 
 /// Requests a payout may use across runs in the simulation
@@ -691,19 +806,87 @@ fn execute(p: &mut Payout, resumed: bool, s: Step, o: Opts, policy: Policy, worl
             !p.mismatch_code,
             "a re-send after an answer about another request"
         );
-        // The run's one re-send, after the main pass, under the same id.
-        let a = match s.resend_answer {
-            Answer::Refused { .. } if world.paid => Answer::Accepted,
-            a => a,
+        // The run's one re-send, after the main pass, under the same id,
+        // claimed first; a terminal may settle the payout around it.
+        let r = Race {
+            resend: true,
+            answer: s.resend_answer,
+            landed: s.landed,
+            crash: false,
+            ..s.race
         };
-        send_execute(p, o, world);
-        provider_answers(a, s.landed, world);
-        if let Resent::Settled(to) = settle_by_resend(Unknown, a) {
-            assert!(allowed(Unknown, to), "unknown -> {to}");
-            settled(to, world);
+        resend(p, r, o, world);
+    }
+}
+
+/// A re-send of a settleable payout (the run's, or `reconcile --resend`)
+/// as the code carries it out: claim (`→ executing`, only from the state
+/// read), send, answer settles or puts it back; and a settlement read in
+/// the same state, committed before or after the claim, only from the
+/// state it read.
+fn resend(p: &mut Payout, r: Race, o: Opts, world: &mut World) {
+    let read = p.state;
+    let code = if p.mismatch_code {
+        ECHO_MISMATCH
+    } else {
+        "AMBIGUOUS"
+    };
+    // The settler's verdict, true when it looks: paid, or failed; a
+    // provider still working on it settles nothing.
+    let verdict = match (world.paid, world.processing) {
+        (true, _) => Some(Verdict::Executed),
+        (false, false) => Some(Verdict::Failed),
+        (false, true) => None,
+    };
+    let settle = |p: &mut Payout| {
+        // The store writes only from the state the settler read.
+        if !r.settler || p.state != read {
+            return;
+        }
+        if let Some(Ok((to, _))) = verdict.map(|v| settle_by_operator(p.state, v)) {
+            assert!(allowed(read, to), "{read} -> {to}");
             p.state = to;
         }
+    };
+    if r.settle_first {
+        settle(p);
     }
+    let Ok((from, to)) = resend_claim(read, code) else {
+        return;
+    };
+    // The claim: written only if the payout is still what was read.
+    let claimed = p.state == from;
+    if claimed {
+        assert!(allowed(from, to), "{from} -> {to}");
+        p.state = to;
+    }
+    if !r.settle_first {
+        // Read before the claim, written after it: refused once claimed.
+        settle(p);
+        assert!(!claimed || p.state == Executing, "settled beside a re-send");
+    }
+    if !claimed {
+        return;
+    }
+    send_execute(p, o, world);
+    if r.crash {
+        // Died before the answer was recorded: it stays `executing`,
+        // which a resumed run picks up as an execute of the same id.
+        world.maybe_landed = true;
+        world.paid |= r.landed;
+        return;
+    }
+    // A consistent provider: once it paid, it never refuses the payout.
+    let a = match r.answer {
+        Answer::Refused { .. } if world.paid => Answer::Accepted,
+        a => a,
+    };
+    provider_answers(a, r.landed, world);
+    let (f, to) = resend_end(from, Some(settle_by_resend(from, a)));
+    assert_eq!(f, p.state);
+    assert!(allowed(f, to), "{f} -> {to}");
+    settled(to, world);
+    p.state = to;
 }
 
 /// An execute request leaves for the provider.
@@ -718,8 +901,9 @@ fn send_execute(p: &Payout, o: Opts, world: &mut World) {
         !world.init_mismatch,
         "executing after an echo mismatch on the initiation"
     );
-    assert!(
-        matches!(p.state, Executing | Unknown),
+    // Every send, re-sends included, leaves with its intent committed.
+    assert_eq!(
+        p.state, Executing,
         "an execute sent for a {} payout",
         p.state
     );
@@ -843,9 +1027,11 @@ fn check(p: &Payout, world: &World) -> Result<(), TestCaseError> {
         prop_assert!(!world.maybe_landed, "{p:?} after {world:?}");
     }
     if world.init_mismatch {
-        // Parked for an operator, and `reconcile --resend` refuses it by
-        // the code it recorded.
-        prop_assert_eq!(p.state, Unknown);
+        // Parked for an operator (who may settle it), and `reconcile
+        // --resend` refuses it by the code it recorded.
+        prop_assert!(matches!(p.state, Unknown | ExecuteFailed), "{:?}", p);
+    }
+    if world.init_mismatch && p.state == Unknown {
         let code = if p.mismatch_code {
             ECHO_MISMATCH
         } else {
@@ -869,7 +1055,13 @@ proptest! {
         for s in steps {
             p = simulate(p, s, o, &mut world);
             check(&p, &world)?;
-            if p.state.is_final() {
+            // An operator's `reconcile --resend` (only for a provider that
+            // deduplicates, so never under hold), raced by a settlement.
+            if s.race.resend && !hold && crate::machine::SETTLEABLE.contains(&p.state) {
+                resend(&mut p, s.race, o, &mut world);
+                check(&p, &world)?;
+            }
+            if p.state.is_final() && p.state != Unknown {
                 break;
             }
         }

@@ -8,8 +8,8 @@
 use super::Pg;
 use super::schema::NOW;
 use crate::machine::State;
-use crate::store::errors::{CHANGED_MEANWHILE, check_decision};
-use anyhow::{Result, bail};
+use crate::store::errors::{ChangedMeanwhile, check_decision};
+use anyhow::Result;
 
 impl Pg {
     /// Records an operator's decision on a payout, with an audit line.
@@ -37,7 +37,7 @@ impl Pg {
                 &[&id, &to, &code, &reason, &from, &executed, &now],
             )?;
             if changed != 1 {
-                bail!(CHANGED_MEANWHILE);
+                return Err(ChangedMeanwhile.into());
             }
             tx.execute(
                 "INSERT INTO audit (payout_id, at, action, from_state, to_state, reason)

@@ -5,8 +5,8 @@
 use super::Sqlite;
 use super::sql::NOW;
 use crate::machine::State;
-use crate::store::errors::{CHANGED_MEANWHILE, check_decision};
-use anyhow::{Result, bail};
+use crate::store::errors::{ChangedMeanwhile, check_decision};
+use anyhow::Result;
 use rusqlite::params;
 
 impl Sqlite {
@@ -32,7 +32,7 @@ impl Sqlite {
             params![id, to, code, reason, from, to == State::Executed],
         )?;
         if changed != 1 {
-            bail!(CHANGED_MEANWHILE);
+            return Err(ChangedMeanwhile.into());
         }
         tx.execute(
             &format!(
