@@ -464,6 +464,7 @@ impl Config {
             max_attempts_total: Some(self.max_attempts_total()),
             report_language: Some(self.report_language()),
             repeat_window_days: Some(self.repeat_window_days()),
+            settle_wait: Some(format!("{}ms", self.settle_wait().as_millis())),
             ..self.clone()
         }
     }

@@ -153,6 +153,21 @@ mod tests {
         }
     }
 
+    /// Every TOML example of docs/closing.md is a valid configuration.
+    #[test]
+    fn documented_examples_parse() {
+        let doc = include_str!("../../docs/closing.md");
+        let blocks: Vec<&str> = doc
+            .split("```toml\n")
+            .skip(1)
+            .map(|b| b.split("```").next().unwrap())
+            .collect();
+        assert!(blocks.len() >= 4, "{}", blocks.len());
+        for b in blocks {
+            Config::parse(b).unwrap_or_else(|e| panic!("{e:#}\n{b}"));
+        }
+    }
+
     #[test]
     fn settle_wait_and_the_statement_section_are_checked() {
         let cfg = Config::parse("").unwrap();
