@@ -4,6 +4,7 @@
 //! the modules and their layers.
 
 // Leaves: import no other module of payrun.
+pub mod clock;
 pub mod exit;
 pub mod fault;
 pub mod output;

@@ -35,6 +35,9 @@ const ROWS: usize = 1200;
 const RATE: &str = "150";
 /// Lease of a worker: short, so a dead worker's payouts are adopted soon.
 const LEASE_MS: &str = "1500";
+/// The deadline of one provider call: the lease must outlast it, and a
+/// dead worker's payouts in flight are adopted this long after its lease.
+const REQUEST_MS: &str = "500";
 /// How often the test looks at the sandbox and the workers.
 const POLL: Duration = Duration::from_millis(3);
 /// Longest the whole run may take before the test gives up.
@@ -92,6 +95,7 @@ impl Crew<'_> {
             .w
             .run_cmd_db(&self.db, &self.file, &self.base_url, &EXTRA)
             .env("PAYRUN_LEASE_MS", LEASE_MS)
+            .env("PAYRUN_REQUEST_TIMEOUT_MS", REQUEST_MS)
             .stdout(std::process::Stdio::null())
             .stderr(err)
             .spawn()

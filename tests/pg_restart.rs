@@ -86,6 +86,7 @@ fn the_database_dying_mid_run_records_nothing_wrong_and_the_rerun_finishes() {
         let err = std::fs::File::create(w.path(&format!("worker-{n}.err"))).unwrap();
         w.run_cmd_db(&db, &file, &sb.base_url(), &flags())
             .env("PAYRUN_LEASE_MS", "2000")
+            .env("PAYRUN_REQUEST_TIMEOUT_MS", "500")
             .stdout(std::process::Stdio::null())
             .stderr(err)
             .spawn()

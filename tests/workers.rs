@@ -20,6 +20,13 @@ use std::time::{Duration, Instant};
 
 const ROWS: usize = 300;
 
+/// A short lease, so a dead worker's payouts are adopted quickly, and a
+/// request deadline it outlasts (a worker sends only while it does).
+const SHORT_LEASE: [(&str, &str); 2] = [
+    ("PAYRUN_LEASE_MS", "1500"),
+    ("PAYRUN_REQUEST_TIMEOUT_MS", "400"),
+];
+
 /// A sandbox with `config` (and the test key), a folder, and a payroll of
 /// [`ROWS`] rows in it.
 fn start(config: SandboxConfig) -> (Sandbox, Work, PathBuf) {
@@ -234,7 +241,7 @@ fn a_dead_workers_payouts_are_adopted_and_never_paid_twice() {
     };
     let db = schema.url();
     let (sb, w, file) = start(SandboxConfig::default());
-    let lease = [("PAYRUN_LEASE_MS", "1500")];
+    let lease = SHORT_LEASE;
     // The first worker dies like a power cut right after the provider
     // answered an execute, before recording it: debited, still `executing`.
     let out = worker(&w, &file, &sb.base_url(), &db, "w1", &lease)
@@ -333,7 +340,7 @@ fn a_worker_whose_lease_lapses_stops_sending_and_another_finishes() {
     };
     let db = schema.url();
     let (sb, w, file) = start(SandboxConfig::default());
-    let lease = [("PAYRUN_LEASE_MS", "1500")];
+    let lease = SHORT_LEASE;
     let mut slow = worker(&w, &file, &sb.base_url(), &db, "w1", &lease);
     slow.args(["--rate", "40"]);
     let mut child = spawn(&w, slow, "w1");
@@ -377,6 +384,102 @@ fn a_worker_whose_lease_lapses_stops_sending_and_another_finishes() {
     check_paid_once(&sb.ledger(), &[w.path("w2.csv").as_path()]);
 }
 
+/// Whether process `pid` is stopped (SIGSTOP): state `T` in its stat line.
+fn is_stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let i = stat.rfind(')')?;
+            stat.get(i + 2..i + 3).map(|s| s == "T")
+        })
+        .unwrap_or(false)
+}
+
+/// The issue-31 fence, against a provider that pays again on every
+/// execute: a worker frozen (SIGSTOP) after its lease check, right before
+/// an execute leaves, and woken after its lease lapsed and another worker
+/// adopted and paid that payout, sends nothing at all: no second debit, and
+/// not one request of its own in the ledger after the freeze.
+#[test]
+fn a_worker_frozen_before_its_execute_leaves_sends_nothing_once_its_lease_lapsed() {
+    let Some(schema) = Schema::fresh(
+        "a_worker_frozen_before_its_execute_leaves_sends_nothing_once_its_lease_lapsed",
+    ) else {
+        return;
+    };
+    let db = schema.url();
+    // Worker A has a key of its own, so the ledger counts its requests.
+    const KEY_A: &str = "sk_worker_a_frozen";
+    let (sb, w, file) = start(SandboxConfig {
+        non_idempotent_execute: true,
+        more_api_keys: vec![KEY_A.into()],
+        ..SandboxConfig::default()
+    });
+    // One call at a time, so nothing else of A's is in flight when it
+    // freezes before sending its fifth execute.
+    let mut cmd = worker(&w, &file, &sb.base_url(), &db, "a", &SHORT_LEASE);
+    cmd.env("PAYRUN_API_KEY", KEY_A)
+        .env("PAYRUN_FAULT", "checked_execute:5:stop")
+        .args(["--max-concurrency", "1", "--rate", "500"]);
+    let mut a = spawn(&w, cmd, "a");
+    let pid = a.child.id();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !is_stopped(pid) {
+        assert!(
+            a.running(),
+            "A ended instead of freezing: {}",
+            text(&wait(a))
+        );
+        assert!(Instant::now() < deadline, "A never froze");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let sent_by_a = sb.ledger().requests_with_key(KEY_A);
+    assert!(sent_by_a >= 5, "{sent_by_a}");
+    // The payout A froze on: its execute intent committed, not sent.
+    let mut c = schema.client();
+    let frozen: Vec<String> = c
+        .query(
+            "SELECT transaction_id FROM payouts WHERE state = 'executing'",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(frozen.len(), 1, "{frozen:?}");
+    assert_eq!(
+        sb.ledger().get(&frozen[0]).map(|t| t.execute_calls),
+        Some(0)
+    );
+    // B finishes the run: it adopts what A held once A's lease and a request
+    // deadline have passed, and (`--ambiguous resend`) sends the frozen
+    // payout's execute itself.
+    let out = rate(
+        worker(&w, &file, &sb.base_url(), &db, "b", &SHORT_LEASE),
+        "1000",
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(sb.ledger().get(&frozen[0]).map(|t| t.debits), Some(1));
+    // A wakes where it froze, with its lease long lapsed.
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGCONT) }, 0);
+    let out = wait(a);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let all = text(&out);
+    assert!(all.contains("lease lapsed"), "{all}");
+    let ledger = sb.ledger();
+    assert_eq!(
+        ledger.requests_with_key(KEY_A),
+        sent_by_a,
+        "A sent requests after its lease lapsed"
+    );
+    let t = ledger.get(&frozen[0]).unwrap();
+    assert_eq!((t.execute_calls, t.debits), (1, 1), "{t:?}");
+    check_paid_once(&ledger, &[w.path("b.csv").as_path()]);
+}
+
 #[test]
 fn workers_whose_wallet_ran_out_both_end_without_waiting_for_each_other() {
     let Some(schema) =
@@ -390,7 +493,7 @@ fn workers_whose_wallet_ran_out_both_end_without_waiting_for_each_other() {
     let mut config = SandboxConfig::default();
     config.wallets.insert("XOF".into(), 5_000.into());
     let (sb, w, file) = start(config);
-    let lease = [("PAYRUN_LEASE_MS", "1500")];
+    let lease = SHORT_LEASE;
     let mut children: Vec<Running> = ["w1", "w2"]
         .iter()
         .map(|name| {

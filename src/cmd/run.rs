@@ -53,6 +53,23 @@ pub fn lease_from_env() -> Result<std::time::Duration> {
     }
 }
 
+/// Test hook: the deadline of one provider call in milliseconds (default
+/// `provider::REQUEST_TIMEOUT`). The tests shorten it together with the
+/// lease, which must outlast it; real runs keep the default.
+const REQUEST_TIMEOUT_ENV: &str = "PAYRUN_REQUEST_TIMEOUT_MS";
+
+fn request_deadline_from_env() -> Result<std::time::Duration> {
+    match std::env::var(REQUEST_TIMEOUT_ENV) {
+        Err(_) => Ok(crate::provider::REQUEST_TIMEOUT),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(ms) if ms >= 1 => Ok(std::time::Duration::from_millis(ms)),
+            _ => anyhow::bail!(
+                "{REQUEST_TIMEOUT_ENV}={v:?} is not a whole number of milliseconds of at least 1"
+            ),
+        },
+    }
+}
+
 fn backoff_from_env() -> Result<Backoff> {
     match std::env::var(BACKOFF_ENV) {
         Err(_) => Ok(Backoff::default()),
@@ -217,6 +234,7 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
             ),
             backoff: backoff_from_env()?,
             lease: lease_from_env()?,
+            request_deadline: request_deadline_from_env()?,
         },
         config: cfg,
     })

@@ -1,19 +1,34 @@
 //! The lease of a worker sharing a run with others through PostgreSQL
 //! (`ARCHITECTURE.md`, "Several workers on one run"). The worker registers
 //! itself, then a thread of its own, on a connection of its own, records a
-//! heartbeat every lease/3 and serves the pool's lease questions (adopt the
-//! payouts of workers that are gone; what do the others still hold). The
-//! tasks read [`Freshness`] before every request: a worker whose last
-//! recorded heartbeat is older than the lease minus a margin sends nothing
-//! more (its lease is lost), so no request of it can leave once another
-//! worker may have adopted its payouts.
+//! heartbeat a few times per lease and serves the pool's lease questions
+//! (adopt the payouts of workers that are gone; what do the others still
+//! hold).
 //!
-//! The decisions are pure functions of durations ([`fresh`], the periods);
-//! which payouts are adoptable is the store's [`crate::store::shared`].
+//! A request leaves only inside the lease: [`Freshness`] says how much of
+//! the lease is left, on a clock that counts the time the machine spent
+//! suspended ([`crate::clock::Boot`]), from the instant the last heartbeat
+//! the server recorded was *sent*; a request may leave only while that is
+//! more than its whole deadline (connecting included). It is asked before
+//! every attempt and once more by the transport at the last moment before
+//! the request is handed to the connection (a [`crate::provider::Gate`]),
+//! so a worker that was frozen anywhere before that (SIGSTOP, a suspended
+//! machine, a stall) and wakes with its lease lapsed sends nothing. Another
+//! worker adopts a payout it left in flight only a request deadline after
+//! its lease ran out on the server's clock (`store::shared::released`), so
+//! any request it sent inside its lease is over by then. What is left is a
+//! host frozen in the moment between that last check and the write for
+//! longer than the lease it had left plus a request deadline (at least two
+//! deadlines): docs/store.md, "What the lease does not cover".
+//!
+//! The decisions are pure functions of durations ([`may_send`], the
+//! periods); which payouts are adoptable is the store's
+//! [`crate::store::shared`].
 
+use crate::clock::Boot;
 use crate::limiter::RateMode;
 use crate::limiter::shared::{Reserved, SharedRate};
-use crate::store::{Db, Outstanding, Store, Work, WriteError};
+use crate::store::{Db, LeaseTerms, Outstanding, Store, Work, WriteError};
 use anyhow::{Context, Result};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
@@ -21,19 +36,24 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
-/// How long a worker's heartbeat vouches for it (`PAYRUN_LEASE_MS`): long
-/// enough that a busy database or a paused VM does not cost a lease, short
-/// enough that a dead worker's payouts wait little for adoption.
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(15);
+/// How long a worker's heartbeat vouches for it (`PAYRUN_LEASE_MS`): the
+/// provider's request deadline (30 s) and 15 s more, in which the worker
+/// may send and beats three times (every 5 s), so one missed beat does not
+/// stop it. A dead worker's payouts at rest are adopted 45 s after its last
+/// heartbeat, those it had in flight 75 s after.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(45);
 
-/// Heartbeats per lease: one missed beat still leaves the lease fresh.
-pub fn beat_every(lease: Duration) -> Duration {
-    lease / 3
+/// Heartbeats per lease: three in the part of the lease a worker may send
+/// in (the lease less a request deadline), so one missed beat still leaves
+/// it sending; never more often than every 10 ms.
+pub fn beat_every(terms: LeaseTerms) -> Duration {
+    (terms.lease.saturating_sub(terms.deadline) / 3).max(Duration::from_millis(10))
 }
 
-/// How often a worker looks for payouts of workers that are gone.
-pub fn adopt_every(lease: Duration) -> Duration {
-    lease / 2
+/// How often a worker looks for payouts that workers gone released: as
+/// often as it beats, so a payout is adopted soon after its release.
+pub fn adopt_every(terms: LeaseTerms) -> Duration {
+    beat_every(terms)
 }
 
 /// How often a worker with nothing left to claim looks whether the others
@@ -42,73 +62,107 @@ pub fn wait_every(lease: Duration) -> Duration {
     (lease / 10).clamp(Duration::from_millis(20), Duration::from_secs(1))
 }
 
-/// The part of the lease a worker gives up before the others may judge it
-/// gone: a request allowed at the last fresh instant leaves at least this
-/// long before anyone can adopt its payout.
-pub fn margin(lease: Duration) -> Duration {
-    lease / 4
+/// The lease left `since_beat` after the sending of the last heartbeat the
+/// server recorded: the server judges the worker from a later instant
+/// (when it wrote the heartbeat), so the local reckoning errs on the safe
+/// side.
+pub fn left(since_beat: Duration, lease: Duration) -> Duration {
+    lease.saturating_sub(since_beat)
 }
 
-/// Whether a worker whose last recorded heartbeat was sent `since_beat`
-/// ago may still send: the server judges it from a later instant (when the
-/// heartbeat was written), so the local clock errs on the safe side.
-pub fn fresh(since_beat: Duration, lease: Duration) -> bool {
-    since_beat < lease.saturating_sub(margin(lease))
+/// Whether a request whose whole deadline is `deadline` may leave with
+/// `left` of the lease: only if it is over, answered or abandoned, before
+/// the lease runs out.
+pub fn may_send(left: Duration, deadline: Duration) -> bool {
+    left > deadline
+}
+
+/// The terms a worker can keep: a lease longer than a request deadline,
+/// or no request could ever leave.
+pub fn check_terms(terms: LeaseTerms) -> Result<()> {
+    anyhow::ensure!(
+        terms.lease > terms.deadline + Duration::from_millis(30),
+        "the lease ({} ms, PAYRUN_LEASE_MS) must be longer than a provider request's deadline \
+         ({} ms): a worker sends only while its lease outlasts the request",
+        terms.lease.as_millis(),
+        terms.deadline.as_millis()
+    );
+    Ok(())
 }
 
 /// What the run's stop says when the lease is lost.
-pub fn lost_message(lease: Duration) -> String {
+pub fn lost_message(terms: LeaseTerms) -> String {
     format!(
-        "this worker's lease lapsed (no heartbeat recorded within {} ms: the database was \
-         unreachable or the process stalled), so it stopped sending; live workers adopt its \
-         payouts. Run the same command again to join the run again",
-        lease.as_millis()
+        "this worker's lease lapsed (no heartbeat recorded in time to cover a {} ms request \
+         within its {} ms lease: the database was unreachable, or the process stalled or was \
+         suspended), so it stopped sending; live workers adopt its payouts. Run the same \
+         command again to join the run again",
+        terms.deadline.as_millis(),
+        terms.lease.as_millis()
     )
 }
 
 /// The lease as the tasks see it: when the last heartbeat that the server
-/// recorded was sent, and whether the lease is lost for good.
+/// recorded was sent (boot clock), and whether the lease is lost for good.
 #[derive(Debug)]
 pub struct Freshness {
-    lease: Duration,
-    origin: Instant,
-    /// Milliseconds from `origin` to the sending of the last recorded beat.
-    last_ok_ms: AtomicU64,
+    terms: LeaseTerms,
+    origin: Boot,
+    /// Microseconds from `origin` to the sending of the last recorded beat.
+    last_ok_us: AtomicU64,
     lost: AtomicBool,
 }
 
 impl Freshness {
-    fn new(lease: Duration, registered: Instant) -> Freshness {
+    fn new(terms: LeaseTerms, registered: Boot) -> Freshness {
         Freshness {
-            lease,
+            terms,
             origin: registered,
-            last_ok_ms: AtomicU64::new(0),
+            last_ok_us: AtomicU64::new(0),
             lost: AtomicBool::new(false),
         }
     }
 
-    pub fn lease(&self) -> Duration {
-        self.lease
+    pub fn terms(&self) -> LeaseTerms {
+        self.terms
     }
 
-    /// Whether a request may leave now.
-    pub fn fresh(&self) -> bool {
+    /// The lease left now (zero once lost).
+    pub fn left(&self) -> Duration {
         if self.lost.load(Ordering::SeqCst) {
-            return false;
+            return Duration::ZERO;
         }
-        let last = self.origin + Duration::from_millis(self.last_ok_ms.load(Ordering::SeqCst));
-        let ok = fresh(last.elapsed(), self.lease);
+        let beat = self.origin.after(Duration::from_micros(
+            self.last_ok_us.load(Ordering::SeqCst),
+        ));
+        left(beat.elapsed(), self.terms.lease)
+    }
+
+    /// Whether a request whose whole deadline is `deadline` may leave now.
+    /// Once refused, refused for good: the server may judge this worker
+    /// gone before another beat lands, and gone is for good.
+    pub fn may_send(&self, deadline: Duration) -> bool {
+        let ok = may_send(self.left(), deadline);
         if !ok {
-            // Once stale, stale for good: the server may already have
-            // judged this worker gone, and gone is for good.
-            self.lost.store(true, Ordering::SeqCst);
+            self.lose();
         }
         ok
     }
 
-    fn record(&self, sent: Instant) {
-        let ms = sent.saturating_duration_since(self.origin).as_millis() as u64;
-        self.last_ok_ms.fetch_max(ms, Ordering::SeqCst);
+    /// Whether a request of the full deadline may leave now.
+    pub fn fresh(&self) -> bool {
+        self.may_send(self.terms.deadline)
+    }
+
+    /// The check the transport makes at the last moment ([`crate::provider::Gate`]).
+    pub fn gate(self: &Arc<Self>) -> crate::provider::Gate {
+        let me = self.clone();
+        Arc::new(move |deadline| me.may_send(deadline))
+    }
+
+    fn record(&self, sent: Boot) {
+        let us = sent.saturating_duration_since(self.origin).as_micros() as u64;
+        self.last_ok_us.fetch_max(us, Ordering::SeqCst);
     }
 
     fn lose(&self) {
@@ -181,14 +235,15 @@ impl Lease {
     /// Registers this process as a worker of `run_id` through `store` (which
     /// then writes under its lease) and starts the heartbeat on a
     /// connection of its own.
-    pub fn join(store: &mut Store, db: &Db, run_id: i64, lease: Duration) -> Result<Lease> {
-        let registered = Instant::now();
+    pub fn join(store: &mut Store, db: &Db, run_id: i64, terms: LeaseTerms) -> Result<Lease> {
+        check_terms(terms)?;
+        let registered = Boot::now();
         let worker = store
             .register_worker(run_id, &host(), std::process::id())?
             .context("this database is not shared by workers")?;
         store.set_worker(Some(worker));
         let own = Store::connect(db)?;
-        let freshness = Arc::new(Freshness::new(lease, registered));
+        let freshness = Arc::new(Freshness::new(terms, registered));
         let (tx, rx) = mpsc::channel();
         let beat = Beat {
             db: db.clone(),
@@ -213,7 +268,7 @@ impl Lease {
         self.freshness.clone()
     }
 
-    /// Adopts the payouts of workers that are gone (none once this
+    /// Adopts the payouts that workers gone released (none once this
     /// worker's own lease is not fresh).
     pub async fn adopt(&self) -> Result<Vec<Work>> {
         if !self.freshness.fresh() {
@@ -260,22 +315,22 @@ struct Beat {
 
 impl Beat {
     fn run(mut self, rx: mpsc::Receiver<Req>) {
-        let lease = self.freshness.lease;
-        let mut next = Instant::now() + beat_every(lease);
+        let terms = self.freshness.terms;
+        let mut next = Instant::now() + beat_every(terms);
         loop {
             match rx.recv_timeout(next.saturating_duration_since(Instant::now())) {
                 Ok(Req::Adopt(reply)) => {
-                    let r = self.with_store(|s, run, me| s.adopt(run, me, lease));
+                    let r = self.with_store(|s, run, me| s.adopt(run, me, terms));
                     let _ = reply.send(r);
                 }
                 Ok(Req::Outstanding(reply)) => {
-                    let r = self.with_store(|s, run, me| s.outstanding(run, me, lease));
+                    let r = self.with_store(|s, run, me| s.outstanding(run, me, terms));
                     let _ = reply.send(r);
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    let sent = Instant::now();
-                    next = sent + beat_every(lease);
-                    match self.with_store(|s, _, me| s.heartbeat(me, lease)) {
+                    let sent = Boot::now();
+                    next = Instant::now() + beat_every(terms);
+                    match self.with_store(|s, _, me| s.heartbeat(me, terms.lease)) {
                         Ok(true) => self.freshness.record(sent),
                         Ok(false) => {
                             tracing::warn!(worker = self.worker, "the lease expired");
@@ -322,23 +377,36 @@ fn host() -> String {
 mod tests {
     use super::*;
 
+    const TERMS: LeaseTerms = LeaseTerms {
+        lease: Duration::from_secs(45),
+        deadline: Duration::from_secs(30),
+    };
+
     #[test]
-    fn fresh_until_the_lease_minus_the_margin() {
-        let lease = Duration::from_millis(15_000);
-        assert!(fresh(Duration::ZERO, lease));
-        // One missed heartbeat (two periods) is still fresh.
-        assert!(fresh(beat_every(lease) * 2, lease));
-        assert!(fresh(Duration::from_millis(11_249), lease));
-        assert!(!fresh(Duration::from_millis(11_250), lease));
-        assert!(!fresh(lease, lease));
+    fn a_request_leaves_only_while_the_lease_outlasts_its_deadline() {
+        let s = Duration::from_secs;
+        assert_eq!(left(s(0), TERMS.lease), s(45));
+        assert_eq!(left(s(14), TERMS.lease), s(31));
+        assert_eq!(left(s(50), TERMS.lease), Duration::ZERO);
+        assert!(may_send(s(31), TERMS.deadline));
+        assert!(!may_send(s(30), TERMS.deadline));
+        assert!(!may_send(Duration::ZERO, TERMS.deadline));
+        // A shorter request (less of its deadline left) may leave later.
+        assert!(may_send(s(30), s(29)));
     }
 
     #[test]
     fn periods_fit_in_the_lease() {
-        let lease = DEFAULT_LEASE;
-        assert!(beat_every(lease) * 2 < lease - margin(lease));
-        assert!(adopt_every(lease) < lease);
-        assert_eq!(wait_every(lease), Duration::from_secs(1));
+        // One missed beat still leaves time to send.
+        assert_eq!(beat_every(TERMS), Duration::from_secs(5));
+        assert!(beat_every(TERMS) * 2 < TERMS.lease - TERMS.deadline);
+        assert_eq!(adopt_every(TERMS), beat_every(TERMS));
+        let tight = LeaseTerms {
+            lease: Duration::from_millis(40),
+            deadline: Duration::from_millis(35),
+        };
+        assert_eq!(beat_every(tight), Duration::from_millis(10));
+        assert_eq!(wait_every(TERMS.lease), Duration::from_secs(1));
         assert_eq!(
             wait_every(Duration::from_millis(100)),
             Duration::from_millis(20)
@@ -346,20 +414,57 @@ mod tests {
     }
 
     #[test]
+    fn a_lease_no_longer_than_a_request_is_refused() {
+        assert!(check_terms(TERMS).is_ok());
+        let short = LeaseTerms {
+            lease: Duration::from_secs(30),
+            deadline: Duration::from_secs(30),
+        };
+        let err = check_terms(short).unwrap_err().to_string();
+        assert!(
+            err.contains("30000 ms") && err.contains("PAYRUN_LEASE_MS"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn freshness_is_lost_for_good() {
-        let f = Freshness::new(Duration::from_millis(400), Instant::now());
+        let terms = LeaseTerms {
+            lease: Duration::from_millis(400),
+            deadline: Duration::from_millis(100),
+        };
+        let f = Freshness::new(terms, Boot::now());
         assert!(f.fresh());
-        f.record(Instant::now());
+        f.record(Boot::now());
         assert!(f.fresh());
+        assert!(f.left() > Duration::from_millis(300));
         f.lose();
         assert!(!f.fresh());
-        f.record(Instant::now());
+        assert_eq!(f.left(), Duration::ZERO);
+        f.record(Boot::now());
         assert!(!f.fresh(), "a lost lease never comes back");
-        let long_ago = Instant::now() - Duration::from_millis(31);
-        let stale = Freshness::new(Duration::from_millis(40), long_ago);
-        assert!(!stale.fresh());
-        stale.record(Instant::now());
-        assert!(!stale.fresh(), "a lease once stale stays lost");
+    }
+
+    #[test]
+    fn a_lease_too_short_for_the_request_refuses_it_and_is_lost() {
+        let terms = LeaseTerms {
+            lease: Duration::from_millis(400),
+            deadline: Duration::from_millis(100),
+        };
+        // The last beat was sent 310 ms before now: 90 ms left, under the
+        // deadline. (`origin` is set back rather than waiting.)
+        let origin = Boot::now();
+        let f = Freshness::new(terms, origin);
+        let late = Freshness {
+            origin: origin.before(Duration::from_millis(310)),
+            ..f
+        };
+        assert!(!late.may_send(Duration::from_millis(100)));
+        // Lost: not even a short request goes.
+        assert!(!late.may_send(Duration::from_millis(1)));
+        // The gate asks the same.
+        let late = Arc::new(late);
+        assert!(!(late.gate())(Duration::from_millis(1)));
     }
 
     #[test]

@@ -288,6 +288,9 @@ pub async fn run(
     };
     let mut provider =
         open_provider(&settings.provider, &settings.config, &settings.db, notify).await?;
+    provider.client = provider
+        .client
+        .with_request_deadline(settings.engine.request_deadline);
     let mut store = Store::connect(&settings.db)?;
 
     // Workers starting together: the first imports, the others find its run.
@@ -317,7 +320,12 @@ pub async fn run(
     // A worker of a shared run: its lease, and the provider's rate shared
     // with the other workers.
     let lease = if store.is_shared() {
-        let lease = lease::Lease::join(&mut store, &settings.db, run.id, settings.engine.lease)?;
+        let lease = lease::Lease::join(
+            &mut store,
+            &settings.db,
+            run.id,
+            settings.engine.lease_terms(),
+        )?;
         notify(Event::Joined {
             run_id: run.id,
             worker: lease.worker,
@@ -505,7 +513,7 @@ async fn pay_open(
     let mut resume = Vec::new();
     match &shared {
         // What other workers hold is theirs; what gone ones left, ours.
-        Some(s) => resume = store.adopt(run_id, s.lease.worker, settings.engine.lease)?,
+        Some(s) => resume = store.adopt(run_id, s.lease.worker, settings.engine.lease_terms())?,
         None => {
             for &state in crate::machine::RESUMED {
                 resume.extend(store.works_in_state(run_id, state)?);

@@ -104,13 +104,18 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
             return end;
         }
         // On a shared run: in a slot of the provider's rate shared with the
-        // other workers, and only while this worker's lease is fresh (no
-        // request leaves once another worker may adopt the payout).
+        // other workers, and only while this worker's lease outlasts the
+        // request's deadline (`lease`); the transport asks the lease once
+        // more at the last moment, so a worker frozen from here on that
+        // wakes with its lease lapsed sends nothing.
         if !ctx.shared_slot().await || !ctx.may_send() {
             return end;
         }
         if end.sent == 0 {
             fault::hit("before_send");
+        }
+        if call == Call::Execute {
+            fault::hit("checked_execute");
         }
         end.sent += 1;
         ctx.counters.calls.fetch_add(1, Ordering::Relaxed);

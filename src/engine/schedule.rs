@@ -65,6 +65,22 @@ pub struct EngineOptions {
     /// How long a worker's heartbeat vouches for it on a shared run
     /// (`PAYRUN_LEASE_MS`, [`lease::DEFAULT_LEASE`]).
     pub lease: Duration,
+    /// The longest one provider call may take, connecting included
+    /// ([`crate::provider::REQUEST_TIMEOUT`]; the tests shorten it with
+    /// `PAYRUN_REQUEST_TIMEOUT_MS`): on a shared run, a request leaves only
+    /// while the lease outlasts it.
+    pub request_deadline: Duration,
+}
+
+impl EngineOptions {
+    /// The lease a worker keeps on a shared run, and the deadline it must
+    /// outlast for a request to leave.
+    pub fn lease_terms(&self) -> crate::store::LeaseTerms {
+        crate::store::LeaseTerms {
+            lease: self.lease,
+            deadline: self.request_deadline,
+        }
+    }
 }
 
 /// Wait before the one re-send of an unknown execute. A provider that
@@ -127,7 +143,7 @@ impl Ctx {
     pub fn may_send(&self) -> bool {
         match &self.freshness {
             Some(f) if !f.fresh() => {
-                self.request_stop(Stop::LeaseLost(lease::lost_message(f.lease())));
+                self.request_stop(Stop::LeaseLost(lease::lost_message(f.terms())));
                 false
             }
             _ => true,
@@ -185,15 +201,22 @@ pub async fn execute_run(
         Some(s) => (Some(s.lease), s.rate),
         None => (None, None),
     };
+    let freshness = lease.map(Lease::freshness);
+    // On a shared run the transport asks the lease once more at the last
+    // moment before each request leaves.
+    let client = match &freshness {
+        Some(f) => client.clone().with_gate(f.gate()),
+        None => client.clone(),
+    };
     let ctx = Arc::new(Ctx {
-        client: client.clone(),
+        client,
         writer: writer.clone(),
         limiter: Limiter::new(crate::limiter::Settings::new(
             opts.rate,
             opts.max_concurrency,
         )),
         shared_rate,
-        freshness: lease.map(Lease::freshness),
+        freshness,
         opts: opts.clone(),
         stopping: AtomicBool::new(false),
         stop: Mutex::new(None),
@@ -224,7 +247,7 @@ pub async fn execute_run(
         tasks: JoinSet::new(),
         error: None,
         lease,
-        next_adopt: Instant::now() + lease::adopt_every(opts.lease),
+        next_adopt: Instant::now() + lease::adopt_every(opts.lease_terms()),
     };
     let left = pool.drive(writer, run_id, queue).await;
     // Payouts claimed but never sent go back to pending. Resumed intents
@@ -368,7 +391,7 @@ impl Pool<'_> {
         if !now && Instant::now() < self.next_adopt {
             return Ok(());
         }
-        self.next_adopt = Instant::now() + lease::adopt_every(self.ctx.opts.lease);
+        self.next_adopt = Instant::now() + lease::adopt_every(self.ctx.opts.lease_terms());
         let adopted = lease.adopt().await?;
         if !adopted.is_empty() {
             tracing::info!(

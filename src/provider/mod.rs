@@ -29,6 +29,7 @@ pub use classify::{
 pub use endpoint::{BaseUrl, BaseUrlError};
 pub use outcome::{MAX_MESSAGE_CHARS, Outcome, Scrubber, StopKind};
 pub use profile::{Profile, ProfileError, ProfileSpec};
+pub use transport::{GATE_CLOSED, Gate};
 
 use anyhow::Result;
 use http::header::{ACCEPT, HeaderName, HeaderValue};
@@ -129,6 +130,27 @@ impl Client {
 
     pub fn profile(&self) -> &Profile {
         &self.profile
+    }
+
+    /// The longest one call may take, from the moment it is handed to the
+    /// transport to the last byte of its answer, connecting included
+    /// ([`REQUEST_TIMEOUT`] unless changed): the deadline a worker's lease
+    /// must outlast for the call to leave (`engine::lease`).
+    pub fn request_deadline(&self) -> Duration {
+        self.http.limits().request
+    }
+
+    /// This client with every call's deadline `d` (the tests shorten it).
+    pub fn with_request_deadline(mut self, d: Duration) -> Client {
+        self.http.set_request_deadline(d);
+        self
+    }
+
+    /// This client asking `gate` at the last moment before each request
+    /// leaves ([`Gate`]); a closed gate sends nothing (`Outcome::NotSent`).
+    pub fn with_gate(mut self, gate: Gate) -> Client {
+        self.http.set_gate(gate);
+        self
     }
 
     /// `POST /initiates`.

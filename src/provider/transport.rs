@@ -31,6 +31,18 @@ use tokio::time::Instant;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// Asked at the last moment before a request is handed to the connection
+/// (after everything that may wait: the limiter, the request's encoding,
+/// the task's scheduling), with the request's whole deadline: may a request
+/// that may take that long leave now? A worker of a shared run answers
+/// from its lease (`engine::lease`); `false` sends nothing
+/// ([`Failure::NotSent`]).
+pub type Gate = std::sync::Arc<dyn Fn(Duration) -> bool + Send + Sync>;
+
+/// What a closed [`Gate`] answers.
+pub const GATE_CLOSED: &str =
+    "not sent: this worker's lease no longer covers the request's deadline";
+
 /// How long one call may take, and how many connections stay open.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -75,6 +87,7 @@ pub struct Http {
     pool: Pool<HttpsConnector<Dial>, Full<Bytes>>,
     auth: HeaderValue,
     limits: Limits,
+    gate: Option<Gate>,
 }
 
 impl Http {
@@ -105,7 +118,27 @@ impl Http {
         let pool = Pool::builder(TokioExecutor::new())
             .pool_max_idle_per_host(limits.idle_per_host)
             .build(https);
-        Http { pool, auth, limits }
+        Http {
+            pool,
+            auth,
+            limits,
+            gate: None,
+        }
+    }
+
+    /// Every request from now on asks `gate` first.
+    pub fn set_gate(&mut self, gate: Gate) {
+        self.gate = Some(gate);
+    }
+
+    /// The deadline of every request: from the call to the last byte of
+    /// its answer, connecting included.
+    pub fn set_request_deadline(&mut self, d: Duration) {
+        self.limits.request = d;
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// Sends one request and reads its answer. `body` is JSON when given.
@@ -132,6 +165,14 @@ impl Http {
         let req = req
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
             .map_err(|e| Failure::NotSent(format!("cannot build the request: {e}")))?;
+        // The last moment before the request is handed to the connection:
+        // the deadline is already running, so the gate answers for the
+        // whole of it. Polling `sending` below hands it over at once.
+        if let Some(gate) = &self.gate
+            && !gate(deadline.saturating_duration_since(Instant::now()))
+        {
+            return Err(Failure::NotSent(GATE_CLOSED.to_string()));
+        }
         let sending = self.pool.request(req);
         let resp = match tokio::time::timeout_at(deadline, sending).await {
             Ok(Ok(resp)) => resp,

@@ -77,8 +77,11 @@ struct StatusId(String);
 
 /// Everything a request handler needs.
 pub(crate) struct App {
-    /// Compared in constant time; never logged.
-    api_key: Vec<u8>,
+    /// The keys accepted, the main one first. Compared in constant time;
+    /// never logged.
+    api_keys: Vec<Vec<u8>>,
+    /// Provider calls made with each key, in the same order.
+    by_key: Vec<AtomicU64>,
     payout_methods: HashSet<String>,
     payment_methods: HashSet<String>,
     merchant_id: Option<String>,
@@ -113,7 +116,11 @@ impl std::fmt::Debug for App {
 
 impl App {
     pub(crate) fn new(config: &SandboxConfig, local_addr: SocketAddr) -> anyhow::Result<App> {
-        if config.api_key.is_empty() {
+        let keys: Vec<Vec<u8>> = std::iter::once(&config.api_key)
+            .chain(&config.more_api_keys)
+            .map(|k| k.as_bytes().to_vec())
+            .collect();
+        if keys.iter().any(Vec::is_empty) {
             anyhow::bail!("the sandbox API key must not be empty");
         }
         for currency in config.wallets.keys() {
@@ -137,7 +144,8 @@ impl App {
             None => Ledger::new(&config.wallets, rules)?,
         };
         Ok(App {
-            api_key: config.api_key.as_bytes().to_vec(),
+            by_key: keys.iter().map(|_| AtomicU64::new(0)).collect(),
+            api_keys: keys,
             payout_methods: config.payout_methods.iter().cloned().collect(),
             payment_methods: config.payment_methods.iter().cloned().collect(),
             merchant_id: config.merchant_id.clone(),
@@ -194,7 +202,10 @@ impl App {
         })
     }
 
-    fn count(&self, call: Call) {
+    fn count(&self, call: Call, headers: &HeaderMap) {
+        if let Some(i) = bearer(headers).and_then(|t| self.key_index(t)) {
+            self.by_key[i].fetch_add(1, Ordering::Relaxed);
+        }
         let counter = match call {
             Call::Initiate => &self.initiates,
             Call::Execute => &self.executes,
@@ -223,10 +234,31 @@ impl App {
         }
     }
 
+    /// Which accepted key `token` is, compared in constant time.
+    fn key_index(&self, token: &[u8]) -> Option<usize> {
+        // Every key compared, so the time taken does not say which matched.
+        self.api_keys
+            .iter()
+            .enumerate()
+            .fold(None, |found, (i, k)| {
+                if constant_time_eq(token, k) {
+                    Some(i)
+                } else {
+                    found
+                }
+            })
+    }
+
     pub(crate) fn snapshot(&self) -> LedgerSnapshot {
         let requests = self.requests();
         let mut ledger = self.ledger();
-        let snapshot = ledger.snapshot(requests);
+        let mut snapshot = ledger.snapshot(requests);
+        snapshot.requests_by_key = self
+            .api_keys
+            .iter()
+            .zip(&self.by_key)
+            .map(|(k, n)| (state::key_label(k), n.load(Ordering::Relaxed)))
+            .collect();
         // A look may settle pending payouts; keep the file in step.
         let _ = self.commit(&mut ledger);
         snapshot
@@ -420,24 +452,29 @@ pub(crate) fn check_auth(app: &App, headers: &HeaderMap) -> Result<(), Refused> 
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         Box::new(r)
     };
-    let Some(value) = headers.get(header::AUTHORIZATION) else {
+    if headers.get(header::AUTHORIZATION).is_none() {
         return Err(unauthorized(
             "missing Authorization: Bearer <API key> header",
         ));
+    }
+    let Some(token) = bearer(headers) else {
+        return Err(unauthorized(
+            "the Authorization header must be Bearer <API key>",
+        ));
     };
-    let value = value.as_bytes();
-    let token = match value.split_at_checked(7) {
-        Some((scheme, token)) if scheme.eq_ignore_ascii_case(b"bearer ") => token,
-        _ => {
-            return Err(unauthorized(
-                "the Authorization header must be Bearer <API key>",
-            ));
-        }
-    };
-    if constant_time_eq(token, &app.api_key) {
+    if app.key_index(token).is_some() {
         Ok(())
     } else {
         Err(unauthorized("invalid API key"))
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
+    let value = headers.get(header::AUTHORIZATION)?.as_bytes();
+    match value.split_at_checked(7) {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case(b"bearer ") => Some(token),
+        _ => None,
     }
 }
 
@@ -536,7 +573,7 @@ fn base_url(headers: &HeaderMap, local_addr: SocketAddr) -> String {
 
 /// Runs one provider call through faults, checks and the ledger.
 async fn provider_call(app: Arc<App>, call: Call, req: Request) -> Response {
-    app.count(call);
+    app.count(call, req.headers());
     let plan = app.faults.plan();
     if !plan.delay.is_zero() {
         tokio::time::sleep(plan.delay).await;
@@ -995,6 +1032,42 @@ mod tests {
             "text/html, */*;q=0.1"
         )));
         assert!(!accepts_json(&HeaderValue::from_static("text/html")));
+    }
+
+    #[test]
+    fn every_key_is_accepted_and_counted_on_its_own() {
+        let config = SandboxConfig {
+            more_api_keys: vec!["sk_worker_b002".into()],
+            ..SandboxConfig::default()
+        };
+        let app = App::new(&config, ([127, 0, 0, 1], 1).into()).unwrap();
+        let with = |key: &'static str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::AUTHORIZATION, HeaderValue::from_static(key));
+            h
+        };
+        for h in [
+            with("Bearer sk_sandbox_test"),
+            with("Bearer sk_worker_b002"),
+        ] {
+            assert!(check_auth(&app, &h).is_ok());
+        }
+        assert!(check_auth(&app, &with("Bearer sk_worker_b003")).is_err());
+        app.count(Call::Initiate, &with("Bearer sk_worker_b002"));
+        app.count(Call::Execute, &with("Bearer sk_worker_b002"));
+        app.count(Call::Execute, &with("Bearer sk_sandbox_test"));
+        app.count(Call::Execute, &with("Bearer nobody"));
+        let ledger = app.snapshot();
+        assert_eq!(ledger.requests_with_key("sk_worker_b002"), 2);
+        assert_eq!(ledger.requests_with_key("sk_sandbox_test"), 1);
+        assert_eq!(ledger.requests.total, 4);
+        // Keys are shown by their last four characters only.
+        assert!(
+            ledger
+                .requests_by_key
+                .keys()
+                .all(|k| k.chars().count() == 5)
+        );
     }
 
     #[test]

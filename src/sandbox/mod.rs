@@ -66,8 +66,12 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// Everything a sandbox is started with.
 #[derive(Debug, Clone)]
 pub struct SandboxConfig {
-    /// The one API key accepted as `Authorization: Bearer <key>`.
+    /// The API key accepted as `Authorization: Bearer <key>`.
     pub api_key: String,
+    /// More keys accepted beside it, as a provider gives one merchant
+    /// several: the ledger counts each key's requests on its own
+    /// (`requestsByKey`), so a test tells which client sent what.
+    pub more_api_keys: Vec<String>,
     /// Wallet balances by currency, in the unit of the wire amount.
     pub wallets: BTreeMap<String, Decimal>,
     /// Accepted `payoutMethodId`s.
@@ -107,6 +111,7 @@ impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
             api_key: DEFAULT_API_KEY.to_owned(),
+            more_api_keys: Vec::new(),
             wallets: DEFAULT_CURRENCIES
                 .iter()
                 .map(|c| ((*c).to_owned(), DEFAULT_BALANCE))

@@ -251,6 +251,10 @@ pub struct LedgerSnapshot {
     /// Balance per currency.
     pub wallets: BTreeMap<String, Decimal>,
     pub requests: RequestCounts,
+    /// Provider calls per API key, by the key's last four characters
+    /// (`…abcd`), whatever they were answered.
+    #[serde(default, rename = "requestsByKey")]
+    pub requests_by_key: BTreeMap<String, u64>,
 }
 
 impl LedgerSnapshot {
@@ -261,10 +265,24 @@ impl LedgerSnapshot {
             .find(|t| t.transaction_id == transaction_id)
     }
 
+    /// Provider calls made with `key` (any answer).
+    pub fn requests_with_key(&self, key: &str) -> u64 {
+        self.requests_by_key
+            .get(&key_label(key.as_bytes()))
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// Total debits over all transactions.
     pub fn total_debits(&self) -> u64 {
         self.transactions.iter().map(|t| u64::from(t.debits)).sum()
     }
+}
+
+/// How the ledger names an API key: its last four characters.
+pub(crate) fn key_label(key: &[u8]) -> String {
+    let tail = &key[key.len().saturating_sub(4)..];
+    format!("…{}", String::from_utf8_lossy(tail))
 }
 
 /// What the 3-D Secure page needs to know about a card payment.
@@ -741,6 +759,7 @@ impl Ledger {
             transactions,
             wallets,
             requests,
+            requests_by_key: BTreeMap::new(),
         }
     }
 }

@@ -58,7 +58,7 @@ mod writer;
 pub use errors::{ChangedMeanwhile, DuplicateIds, ImportError, WriteError, changed_meanwhile};
 pub use facade::{Import, Store};
 pub use lock::RunLock;
-pub use shared::{Outstanding, WorkerInfo};
+pub use shared::{LeaseTerms, Outstanding, WorkerInfo};
 pub use sqlite::APPLICATION_ID;
 pub use target::Db;
 pub use types::{

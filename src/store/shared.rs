@@ -8,7 +8,11 @@
 //! A worker is alive while its heartbeat (server clock) is younger than the
 //! lease and it has not stopped. Once expired it never comes back: its
 //! heartbeat refuses to refresh an expired row, so a worker judged dead
-//! stays dead, and adopting its payouts cannot race with it reviving.
+//! stays dead, and adopting its payouts cannot race with it reviving. A
+//! payout it left in an intent state (`initiating`, `executing`: a request
+//! may be on its way) is released a request deadline later still
+//! ([`released`]): a worker sends only while its lease outlasts the
+//! request's whole deadline, so by then any request it sent is over.
 
 use super::facade::Store;
 use super::types::Work;
@@ -39,21 +43,52 @@ impl WorkerInfo {
     }
 }
 
+/// How long a heartbeat vouches for a worker (`lease`), and the longest
+/// one provider request may take, connecting included (`deadline`): a
+/// worker sends only while its lease has more than `deadline` left
+/// (`engine::lease`), and a payout it left in flight is adopted only a
+/// `deadline` after its lease ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseTerms {
+    pub lease: Duration,
+    pub deadline: Duration,
+}
+
 /// The rule: a worker that stopped, or whose last heartbeat is at least a
-/// lease old, is gone, and its payouts may be adopted.
+/// lease old, is gone; it never comes back.
 pub fn expired(stopped: bool, heartbeat_age: Duration, lease: Duration) -> bool {
     stopped || heartbeat_age >= lease
 }
 
+/// Whether a payout a worker left in `state` may be taken over from it: it
+/// stopped (after its calls in flight ended), or its heartbeat is a lease
+/// old — and, for a payout in an intent state (`machine::IN_FLIGHT`: its
+/// request may have left), a request deadline older still, past the end of
+/// any request it can have sent while its lease was fresh.
+pub fn released(state: State, stopped: bool, heartbeat_age: Duration, terms: LeaseTerms) -> bool {
+    let wait = if IN_FLIGHT.contains(&state) {
+        terms.lease.saturating_add(terms.deadline)
+    } else {
+        terms.lease
+    };
+    stopped || heartbeat_age >= wait
+}
+
 /// Whether `me` may take over a payout in `state` leased by `owner`: a
-/// payout a resume would pick up (`machine::RESUMED`) whose worker is gone
-/// (`gone`), or that no worker holds (left by a process that registered
-/// none). Never one of `me`'s own, never a pending or settled one.
-pub fn adoptable(state: State, owner: Option<i64>, me: i64, gone: impl Fn(i64) -> bool) -> bool {
+/// payout a resume would pick up (`machine::RESUMED`) that its worker
+/// released ([`released`], asked through `released(owner, state)`), or
+/// that no worker holds (left by a process that registered none). Never
+/// one of `me`'s own, never a pending or settled one.
+pub fn adoptable(
+    state: State,
+    owner: Option<i64>,
+    me: i64,
+    released: impl Fn(i64, State) -> bool,
+) -> bool {
     RESUMED.contains(&state)
         && match owner {
             None => true,
-            Some(o) => o != me && gone(o),
+            Some(o) => o != me && released(o, state),
         }
 }
 
@@ -63,8 +98,13 @@ pub fn adoptable(state: State, owner: Option<i64>, me: i64, gone: impl Fn(i64) -
 /// live worker's `initiated` payout: it may be resting there (a currency
 /// halted, `--initiate-only`), and two workers waiting on each other's
 /// would wait for ever.
-pub fn waits_for(state: State, owner: Option<i64>, me: i64, gone: impl Fn(i64) -> bool) -> bool {
-    owner != Some(me) && (IN_FLIGHT.contains(&state) || adoptable(state, owner, me, gone))
+pub fn waits_for(
+    state: State,
+    owner: Option<i64>,
+    me: i64,
+    released: impl Fn(i64, State) -> bool,
+) -> bool {
+    owner != Some(me) && (IN_FLIGHT.contains(&state) || adoptable(state, owner, me, released))
 }
 
 /// What is left to do by others before a run can end: payouts no one has
@@ -148,13 +188,13 @@ impl Store {
     }
 
     /// Takes over (lease owner := `me`) the payouts of `run_id` in a
-    /// resumed state whose worker is gone, and returns them in the order a
-    /// resume takes them (`machine::RESUMED`, then file order). Adopts
-    /// nothing unless `me` itself is live.
-    pub fn adopt(&mut self, run_id: i64, me: i64, lease: Duration) -> Result<Vec<Work>> {
+    /// resumed state that their worker released ([`released`]), and
+    /// returns them in the order a resume takes them (`machine::RESUMED`,
+    /// then file order). Adopts nothing unless `me` itself is live.
+    pub fn adopt(&mut self, run_id: i64, me: i64, terms: LeaseTerms) -> Result<Vec<Work>> {
         match self {
             Store::Sqlite(_) => Ok(Vec::new()),
-            Store::Postgres(p) => p.adopt(run_id, me, lease),
+            Store::Postgres(p) => p.adopt(run_id, me, terms),
         }
     }
 
@@ -170,10 +210,10 @@ impl Store {
 
     /// Payouts of `run_id` still pending, and those held by others that
     /// `me` must wait for ([`waits_for`]), in one snapshot.
-    pub fn outstanding(&self, run_id: i64, me: i64, lease: Duration) -> Result<Outstanding> {
+    pub fn outstanding(&self, run_id: i64, me: i64, terms: LeaseTerms) -> Result<Outstanding> {
         match self {
             Store::Sqlite(_) => Ok(Outstanding::default()),
-            Store::Postgres(p) => p.outstanding(run_id, me, lease),
+            Store::Postgres(p) => p.outstanding(run_id, me, terms),
         }
     }
 }
@@ -193,14 +233,33 @@ mod tests {
     }
 
     #[test]
+    fn a_payout_left_in_flight_is_released_a_request_deadline_after_the_lease() {
+        let terms = LeaseTerms {
+            lease: Duration::from_secs(45),
+            deadline: Duration::from_secs(30),
+        };
+        let s = Duration::from_secs;
+        for state in [State::Initiating, State::Executing] {
+            assert!(!released(state, false, s(45), terms), "{state}");
+            assert!(!released(state, false, s(74), terms), "{state}");
+            assert!(released(state, false, s(75), terms), "{state}");
+            // A worker that stopped ended its calls first.
+            assert!(released(state, true, Duration::ZERO, terms), "{state}");
+        }
+        // Nothing can be on its way for an initiated payout: the lease.
+        assert!(!released(State::Initiated, false, s(44), terms));
+        assert!(released(State::Initiated, false, s(45), terms));
+    }
+
+    #[test]
     fn only_resumable_payouts_of_gone_workers_are_adopted() {
-        let gone = |w: i64| w == 7;
+        let gone = |w: i64, _: State| w == 7;
         for s in [State::Initiating, State::Initiated, State::Executing] {
             assert!(adoptable(s, Some(7), 1, gone), "{s}");
             assert!(adoptable(s, None, 1, gone), "{s}");
             // A live worker's, and one's own, stay where they are.
             assert!(!adoptable(s, Some(8), 1, gone), "{s}");
-            assert!(!adoptable(s, Some(1), 1, |_| true), "{s}");
+            assert!(!adoptable(s, Some(1), 1, |_, _| true), "{s}");
         }
         for s in [
             State::Pending,
@@ -215,7 +274,7 @@ mod tests {
 
     #[test]
     fn a_worker_waits_for_payouts_in_flight_and_adoptable_ones_only() {
-        let gone = |w: i64| w == 7;
+        let gone = |w: i64, _: State| w == 7;
         for s in [State::Initiating, State::Executing] {
             assert!(waits_for(s, Some(8), 1, gone), "{s}: a live worker's");
             assert!(waits_for(s, Some(7), 1, gone), "{s}: to adopt");

@@ -6,12 +6,14 @@
 
 use super::Pg;
 use super::sql::{WORK_COLS, run_sender, state, state_list};
-use crate::machine::RESUMED;
+use crate::machine::{IN_FLIGHT, RESUMED, State};
 use crate::store::rows;
-use crate::store::shared::{Outstanding, WorkerInfo, adoptable, expired, waits_for};
+use crate::store::shared::{
+    LeaseTerms, Outstanding, WorkerInfo, adoptable, expired, released, waits_for,
+};
 use crate::store::types::Work;
 use anyhow::{Context, Result};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// The lease in whole milliseconds, as SQL takes it.
@@ -109,17 +111,26 @@ impl Pg {
         })
     }
 
-    pub fn adopt(&mut self, run_id: i64, me: i64, lease: Duration) -> Result<Vec<Work>> {
+    pub fn adopt(&mut self, run_id: i64, me: i64, terms: LeaseTerms) -> Result<Vec<Work>> {
         let resumed = state_list(RESUMED);
+        let in_flight = state_list(IN_FLIGHT);
         self.call(move |c| {
             let mut tx = c.transaction()?;
-            // Who is gone, by the one rule. Gone is for good, so the list
-            // cannot go stale before the update below.
-            let mut gone = gone_workers(&mut tx, run_id, lease)?;
-            let me_live = !gone.remove(&me);
+            // Who released what, by the one rule. Gone is for good, and a
+            // release only comes later, so the lists cannot go stale
+            // before the update below.
+            let workers = worker_ages(&mut tx, run_id)?;
+            let me_live = workers
+                .get(&me)
+                .is_some_and(|&(stopped, age)| !expired(stopped, age, terms.lease));
             if !me_live {
                 return Ok(Vec::new());
             }
+            let rel = |w: i64, s: State| {
+                workers
+                    .get(&w)
+                    .is_some_and(|&(stopped, age)| released(s, stopped, age, terms))
+            };
             let mut ids = Vec::new();
             for r in tx.query(
                 &format!(
@@ -130,26 +141,39 @@ impl Pg {
                 &[&run_id, &me],
             )? {
                 let owner: Option<i64> = r.try_get(2)?;
-                if adoptable(state(&r, 1)?, owner, me, |w| gone.contains(&w)) {
+                if adoptable(state(&r, 1)?, owner, me, rel) {
                     ids.push(r.try_get::<_, i64>(0)?);
                 }
             }
             if ids.is_empty() {
                 return Ok(Vec::new());
             }
-            let gone: Vec<i64> = gone.into_iter().collect();
+            // Released for a payout at rest, and for one in flight.
+            let (mut at_rest, mut in_flight_ok) = (Vec::new(), Vec::new());
+            for &w in workers.keys() {
+                if rel(w, State::Initiated) {
+                    at_rest.push(w);
+                }
+                if rel(w, State::Executing) {
+                    in_flight_ok.push(w);
+                }
+            }
             // Re-checked under the row locks: another adopter got there
-            // first, or the payout moved on, and it is left alone.
+            // first, or the payout moved on (into flight, say), and it is
+            // left alone.
             let rows = tx.query(
                 &format!(
                     "UPDATE payouts SET lease_owner = $2
                      WHERE id IN (SELECT id FROM payouts
                                   WHERE id = ANY($1) AND state IN ({resumed})
-                                    AND (lease_owner IS NULL OR lease_owner = ANY($3))
+                                    AND (lease_owner IS NULL
+                                         OR lease_owner = ANY($4)
+                                         OR (lease_owner = ANY($3)
+                                             AND state NOT IN ({in_flight})))
                                   FOR UPDATE SKIP LOCKED)
                      RETURNING {WORK_COLS}"
                 ),
-                &[&ids, &me, &gone],
+                &[&ids, &me, &at_rest, &in_flight_ok],
             )?;
             let sender = run_sender(&mut tx, run_id)?;
             let mut works = rows
@@ -165,11 +189,16 @@ impl Pg {
         })
     }
 
-    pub fn outstanding(&self, run_id: i64, me: i64, lease: Duration) -> Result<Outstanding> {
+    pub fn outstanding(&self, run_id: i64, me: i64, terms: LeaseTerms) -> Result<Outstanding> {
         let resumed = state_list(RESUMED);
         self.call(move |c| {
             let mut tx = c.transaction()?;
-            let gone = gone_workers(&mut tx, run_id, lease)?;
+            let workers = worker_ages(&mut tx, run_id)?;
+            let rel = |w: i64, s: State| {
+                workers
+                    .get(&w)
+                    .is_some_and(|&(stopped, age)| released(s, stopped, age, terms))
+            };
             let pending: i64 = tx
                 .query_one(
                     "SELECT count(*) FROM payouts WHERE run_id = $1 AND state = 'pending'",
@@ -184,7 +213,7 @@ impl Pg {
                 ),
                 &[&run_id, &me],
             )? {
-                if waits_for(state(&r, 0)?, r.try_get(1)?, me, |w| gone.contains(&w)) {
+                if waits_for(state(&r, 0)?, r.try_get(1)?, me, rel) {
                     held_by_others += 1;
                 }
             }
@@ -197,33 +226,36 @@ impl Pg {
     }
 }
 
-/// The workers of `run_id` that are gone, by the one rule.
-fn gone_workers(
+/// Whether each worker of `run_id` stopped, and the age of its last
+/// heartbeat on the server's clock.
+fn worker_ages(
     tx: &mut postgres::Transaction<'_>,
     run_id: i64,
-    lease: Duration,
-) -> Result<HashSet<i64>> {
-    let mut gone = HashSet::new();
+) -> Result<HashMap<i64, (bool, Duration)>> {
+    let mut ages = HashMap::new();
     for r in tx.query(
         &format!("SELECT id, stopped_at IS NOT NULL, {AGE_MS} FROM workers WHERE run_id = $1"),
         &[&run_id],
     )? {
         let (id, stopped, age): (i64, bool, i64) = (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
-        if expired(stopped, Duration::from_millis(age.max(0) as u64), lease) {
-            gone.insert(id);
-        }
+        ages.insert(id, (stopped, Duration::from_millis(age.max(0) as u64)));
     }
-    Ok(gone)
+    Ok(ages)
 }
 
 #[cfg(test)]
 mod tests {
     use crate::machine::State;
-    use crate::store::Store;
     use crate::store::test_support::pg_target;
+    use crate::store::{LeaseTerms, Store};
     use std::time::Duration;
 
     const LEASE: Duration = Duration::from_secs(15);
+    const DEADLINE: Duration = Duration::from_secs(30);
+    const TERMS: LeaseTerms = LeaseTerms {
+        lease: LEASE,
+        deadline: DEADLINE,
+    };
 
     /// A run with three payouts inserted by hand, for the lease operations
     /// alone (the import is tested with the rest of the store).
@@ -301,26 +333,36 @@ mod tests {
         let wb = b.register_worker(run, "host-b", 22).unwrap().unwrap();
         set(&mut a, ids[0], State::Executing, Some(wa));
         set(&mut a, ids[1], State::Initiating, Some(wa));
-        // A live worker's payouts are not adoptable, and count as held.
-        assert!(b.adopt(run, wb, LEASE).unwrap().is_empty());
-        let out = b.outstanding(run, wb, LEASE).unwrap();
-        assert_eq!((out.pending, out.held_by_others), (1, 2));
+        set(&mut a, ids[2], State::Initiated, Some(wa));
+        // A live worker's payouts are not adoptable; those in flight count
+        // as held (an initiated one may rest there).
+        assert!(b.adopt(run, wb, TERMS).unwrap().is_empty());
+        let out = b.outstanding(run, wb, TERMS).unwrap();
+        assert_eq!((out.pending, out.held_by_others), (0, 2));
         // A's heartbeat goes stale: it is gone, and cannot beat again.
         age(&mut a, wa, LEASE + Duration::from_secs(1));
         assert!(!a.heartbeat(wa, LEASE).unwrap());
         assert!(b.heartbeat(wb, LEASE).unwrap());
-        // Still to be done by someone: held by a gone worker until adopted.
-        assert_eq!(b.outstanding(run, wb, LEASE).unwrap().held_by_others, 2);
-        let adopted = b.adopt(run, wb, LEASE).unwrap();
+        // Its initiated payout is released with its lease; what it had in
+        // flight only a request deadline later, when any request it may
+        // have sent is over.
+        let adopted = b.adopt(run, wb, TERMS).unwrap();
+        assert_eq!(
+            adopted.iter().map(|w| (w.id, w.state)).collect::<Vec<_>>(),
+            [(ids[2], State::Initiated)]
+        );
+        assert_eq!(b.outstanding(run, wb, TERMS).unwrap().held_by_others, 2);
+        age(&mut a, wa, LEASE + DEADLINE);
+        let adopted = b.adopt(run, wb, TERMS).unwrap();
         // Money possibly in flight first.
         assert_eq!(
             adopted.iter().map(|w| (w.id, w.state)).collect::<Vec<_>>(),
             [(ids[0], State::Executing), (ids[1], State::Initiating)]
         );
         // Adopted once: nothing left for a second adopter, nor for B again.
-        assert!(b.adopt(run, wb, LEASE).unwrap().is_empty());
-        assert_eq!(b.outstanding(run, wb, LEASE).unwrap().held_by_others, 0);
-        assert_eq!(a.outstanding(run, wa, LEASE).unwrap().held_by_others, 2);
+        assert!(b.adopt(run, wb, TERMS).unwrap().is_empty());
+        assert_eq!(b.outstanding(run, wb, TERMS).unwrap().held_by_others, 0);
+        assert_eq!(a.outstanding(run, wa, TERMS).unwrap().held_by_others, 2);
         let ws = b.workers(run).unwrap();
         assert_eq!(ws.len(), 2);
         assert_eq!(
@@ -328,11 +370,12 @@ mod tests {
             ("host-a", 11, 0)
         );
         assert!(!ws[0].live(LEASE) && ws[1].live(LEASE));
-        assert_eq!(ws[1].held, 2);
-        // A stopped worker's payouts go at once; a dead adopter adopts nothing.
+        assert_eq!(ws[1].held, 3);
+        // A stopped worker's payouts go at once, in flight or not; a dead
+        // adopter adopts nothing.
         let wc = a.register_worker(run, "host-c", 33).unwrap().unwrap();
         b.stop_worker(wb).unwrap();
-        assert!(b.adopt(run, wb, LEASE).unwrap().is_empty());
-        assert_eq!(a.adopt(run, wc, LEASE).unwrap().len(), 2);
+        assert!(b.adopt(run, wb, TERMS).unwrap().is_empty());
+        assert_eq!(a.adopt(run, wc, TERMS).unwrap().len(), 3);
     }
 }
