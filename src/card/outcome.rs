@@ -336,13 +336,15 @@ fn classify(outcome: Outcome, base_url: Option<&str>, secrets: &Secrets<'_>) -> 
         Outcome::RateLimited { retry_after } => PayResult::RateLimited { retry_after },
         Outcome::NotSent { detail } => PayResult::NotSent { reason: s(&detail) },
         Outcome::Ambiguous { detail } => PayResult::Unknown { reason: s(&detail) },
-        // Not final, an answer for another request, or a configuration
-        // stop: the payment's outcome is not known.
-        other @ (Outcome::NotFinal { .. } | Outcome::Mismatch { .. } | Outcome::Stop { .. }) => {
-            PayResult::Unknown {
-                reason: s(&other.message()),
-            }
-        }
+        // Not final, an answer for another request or contradicting
+        // itself, or a configuration stop: the payment's outcome is not
+        // known.
+        other @ (Outcome::NotFinal { .. }
+        | Outcome::Mismatch { .. }
+        | Outcome::Contradictory { .. }
+        | Outcome::Stop { .. }) => PayResult::Unknown {
+            reason: s(&other.message()),
+        },
     }
 }
 

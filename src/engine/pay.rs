@@ -34,7 +34,9 @@ pub fn answer_of(outcome: Option<&Outcome>) -> Answer {
         Some(Outcome::NotSent { .. }) => Answer::NotSent,
         Some(Outcome::Ambiguous { .. }) => Answer::Ambiguous,
         Some(Outcome::NotFinal { .. }) => Answer::NotFinal,
-        Some(Outcome::Mismatch { .. }) => Answer::Mismatch,
+        // Held like a mismatch: an answer that contradicts itself may be
+        // about another request (an amount given twice) as much as ours.
+        Some(Outcome::Mismatch { .. } | Outcome::Contradictory { .. }) => Answer::Mismatch,
         Some(Outcome::Stop { kind, .. }) => Answer::ConfigStop(config_kind(*kind)),
     }
 }
@@ -269,6 +271,17 @@ mod tests {
         assert_eq!(answer_of(Some(&mismatch)), Answer::Mismatch);
         // The code recorded for a mismatch is the one resend refuses.
         assert_eq!(mismatch.code(), decide::ECHO_MISMATCH);
+        // A contradictory answer is held the same way, under a code resend
+        // refuses too.
+        let twice = Outcome::Contradictory {
+            http: 200,
+            key: "/data/status".into(),
+        };
+        assert_eq!(answer_of(Some(&twice)), Answer::Mismatch);
+        assert_eq!(
+            decide::may_resend(crate::machine::State::Unknown, twice.code()),
+            Err(decide::NoResend::Contradictory)
+        );
         for (kind, want) in [
             (ProviderStop::Redirect, ConfigKind::Redirect),
             (ProviderStop::NoSuchRoute, ConfigKind::NoSuchRoute),

@@ -153,17 +153,26 @@ pub async fn resend(
             out.left += 1;
             continue;
         }
-        let outcome = client.execute(&u.transaction_id).await;
+        let outcome = client
+            .execute(&crate::provider::Sent {
+                transaction_id: &u.transaction_id,
+                amount: Some(&u.wire_amount),
+                currency: Some(&u.currency),
+                account: Some(&u.account_id),
+            })
+            .await;
         fault::hit("after_answer");
-        let resent = decide::settle_by_resend(from, answer_of(Some(&outcome)));
+        let answer = answer_of(Some(&outcome));
+        let resent = decide::settle_by_resend(from, answer);
         let (f, t) = decide::resend_end(from, Some(resent));
         let reason = format!("resend: {} {}", outcome.code(), outcome.message());
         // Back where it was: its recorded code stays (an echo mismatch
-        // keeps refusing re-sends); settled: the answer's.
-        let code = if t == from {
-            u.provider_code.as_str()
-        } else {
+        // keeps refusing re-sends), unless this answer is one; settled:
+        // the answer's.
+        let code = if decide::resend_records_code(resent, answer) {
             outcome.code()
+        } else {
+            u.provider_code.as_str()
         };
         store.resolve(u.id, f, t, "resend", &reason, code)?;
         let settled = match resent {

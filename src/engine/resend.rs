@@ -17,7 +17,7 @@ use super::{Ctx, Stop};
 use crate::fault;
 use crate::machine::State;
 use crate::machine::decide::{self, Resent};
-use crate::provider::Outcome;
+use crate::provider::{Outcome, Sent};
 use crate::shutdown::Shutdown;
 use crate::store::{Transition, Work, WriteError};
 use anyhow::Result;
@@ -69,20 +69,23 @@ pub(super) async fn resend_once(ctx: &Ctx, due: Vec<Due>, mut shutdown: Shutdown
         ctx.counters
             .calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let outcome = ctx.client.execute(&d.work.request.transaction_id).await;
+        let outcome = ctx.client.execute(&Sent::of(&d.work.request)).await;
         fault::hit("after_answer");
         tracing::debug!(
             transaction_id = %d.work.request.transaction_id,
             code = outcome.code(),
             "re-sent execute answered"
         );
-        let resent = decide::settle_by_resend(State::Unknown, answer_of(Some(&outcome)));
+        let answer = answer_of(Some(&outcome));
+        let resent = decide::settle_by_resend(State::Unknown, answer);
         let (from, to) = decide::resend_end(State::Unknown, Some(resent));
         let mut t = Transition::new(d.work.id, from, to);
         t.attempts = 1;
         t.message = Some(format!("re-sent once: {}", outcome.message()));
-        if let Resent::Settled(to) = resent {
+        if decide::resend_records_code(resent, answer) {
             t.code = Some(outcome.code().to_string());
+        }
+        if let Resent::Settled(to) = resent {
             t.stamp_executed = to == State::Executed;
         }
         ctx.writer.apply(vec![t]).await?;

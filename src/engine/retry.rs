@@ -6,7 +6,7 @@
 use super::{Ctx, Stop};
 use crate::fault;
 use crate::limiter::RateLimited;
-use crate::provider::Outcome;
+use crate::provider::{Outcome, Sent};
 use crate::store::Work;
 use rand::Rng;
 use std::sync::atomic::Ordering;
@@ -121,7 +121,7 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
         ctx.counters.calls.fetch_add(1, Ordering::Relaxed);
         let outcome = match call {
             Call::Initiate => ctx.client.initiate(&work.request).await,
-            Call::Execute => ctx.client.execute(&work.request.transaction_id).await,
+            Call::Execute => ctx.client.execute(&Sent::of(&work.request)).await,
         };
         tracing::debug!(
             transaction_id = %work.request.transaction_id,
@@ -168,7 +168,10 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
                 (true, false)
             }
             // Says nothing about the rate; only its latency counts.
-            Outcome::Unauthorized { .. } | Outcome::Mismatch { .. } | Outcome::Stop { .. } => {
+            Outcome::Unauthorized { .. }
+            | Outcome::Mismatch { .. }
+            | Outcome::Contradictory { .. }
+            | Outcome::Stop { .. } => {
                 slot.other();
                 (true, false)
             }

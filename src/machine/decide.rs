@@ -57,6 +57,10 @@ pub enum ConfigKind {
 /// belong to its request. Such a payout is never executed by payrun, not
 /// even by `reconcile --resend`.
 pub const ECHO_MISMATCH: &str = "ECHO_MISMATCH";
+/// The code of an answer that gave a key it is read by twice
+/// (`provider::Outcome::Contradictory`): recorded `unknown` like an echo
+/// mismatch, and never re-sent.
+pub const DUPLICATE_KEY: &str = "DUPLICATE_KEY";
 
 impl Answer {
     /// Every kind of answer, for tests that cover them all.
@@ -477,10 +481,15 @@ pub enum NoResend {
     #[error("it is {0}; only unknown or processing payouts are re-sent")]
     NotSettleable(State),
     #[error(
-        "its initiate answer did not belong to its request (ECHO_MISMATCH): the provider may not \
+        "an answer about it did not belong to its request (ECHO_MISMATCH): the provider may not \
          hold this payout as sent; check it with the provider, then `payrun reconcile --mark`"
     )]
     EchoMismatch,
+    #[error(
+        "an answer about it contradicted itself (DUPLICATE_KEY: a key given twice, maybe an \
+         amount or an account): check it with the provider, then `payrun reconcile --mark`"
+    )]
+    Contradictory,
 }
 
 /// Whether `reconcile --resend` (or the run's one re-send) may send an
@@ -491,6 +500,9 @@ pub fn may_resend(state: State, code: &str) -> Result<(), NoResend> {
     }
     if code.eq_ignore_ascii_case(ECHO_MISMATCH) {
         return Err(NoResend::EchoMismatch);
+    }
+    if code.eq_ignore_ascii_case(DUPLICATE_KEY) {
+        return Err(NoResend::Contradictory);
     }
     Ok(())
 }
@@ -507,6 +519,14 @@ pub fn may_resend(state: State, code: &str) -> Result<(), NoResend> {
 pub fn resend_claim(state: State, code: &str) -> Result<(State, State), NoResend> {
     may_resend(state, code)?;
     Ok((state, State::Executing))
+}
+
+/// Whether a re-send's answer replaces the payout's recorded code: when it
+/// settled the payout, and when it did not belong to the payout (an echo
+/// mismatch, a contradiction: `Answer::Mismatch`), so that no later
+/// re-send goes out for it ([`may_resend`]).
+pub fn resend_records_code(resent: Resent, answer: Answer) -> bool {
+    matches!(resent, Resent::Settled(_)) || answer == Answer::Mismatch
 }
 
 /// Where a claimed re-send ends (the payout is `executing`, claimed from

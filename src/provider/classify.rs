@@ -12,6 +12,8 @@
 
 pub(crate) mod read;
 
+use read::Unread;
+
 use super::outcome::{Outcome, StopKind};
 use super::profile::{Class, HttpRule, Profile};
 use serde_json::Value;
@@ -33,13 +35,28 @@ pub enum CallKind {
     Pay,
 }
 
-/// What was sent, for the echo check. `None` fields are not checked.
+/// The payout an answer must be about, for the echo check: what its
+/// initiation sent (an execute sends only the id, but its answer is about
+/// the same payout). `None` fields are not checked.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Sent<'a> {
     pub transaction_id: &'a str,
     pub amount: Option<&'a str>,
     pub currency: Option<&'a str>,
     pub account: Option<&'a str>,
+}
+
+impl<'a> Sent<'a> {
+    /// The payout an initiation request describes (the wire amount, as
+    /// sent).
+    pub fn of(req: &'a super::wire::InitiateRequest) -> Sent<'a> {
+        Sent {
+            transaction_id: &req.transaction_id,
+            amount: Some(&req.amount),
+            currency: Some(&req.currency),
+            account: Some(&req.account_id),
+        }
+    }
 }
 
 /// The body as read: complete, over the size cap, or broken mid-way.
@@ -113,7 +130,7 @@ fn at(found: &mut Found, slot: usize) -> Option<String> {
         Value::String(s) => s,
         other => scalar(&other)?,
     };
-    Some(text).filter(|s| !s.trim().is_empty())
+    Some(text).filter(|s| !s.trim_ascii().is_empty())
 }
 
 fn reading(found: &mut Found) -> Reading {
@@ -190,45 +207,20 @@ pub fn parse_retry_after(v: &str, now: SystemTime) -> Option<Duration> {
 
 /// Classifies one answer that arrived.
 pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) -> Outcome {
+    if let Some(out) = by_status_alone(a) {
+        return out;
+    }
     let http = a.http;
-    if (300..400).contains(&http) {
-        return Outcome::Stop {
-            kind: StopKind::Redirect,
-            http,
-            detail: format!(
-                "HTTP {http}: the provider redirects; payrun never follows redirects. Fix base_url"
-            ),
-        };
-    }
-    if http == 429 {
-        let wait = a
-            .retry_after
-            .and_then(|v| parse_retry_after(v, a.received))
-            .unwrap_or(DEFAULT_RETRY_AFTER);
-        if wait > MAX_RETRY_AFTER {
-            return Outcome::Stop {
-                kind: StopKind::RetryAfterTooLong,
-                http,
-                detail: format!(
-                    "the provider asks to wait {}s (Retry-After), more than the {}s payrun waits within a run; run again later",
-                    wait.as_secs(),
-                    MAX_RETRY_AFTER.as_secs()
-                ),
-            };
-        }
-        return Outcome::RateLimited { retry_after: wait };
-    }
     // Only `/pay`'s caller reads the answer's data (a card payment's
     // 3-D Secure page and status); the payout calls do not keep it.
     let fields = match call {
         CallKind::Pay => &p.with_data,
         CallKind::Initiate | CallKind::Execute => &p.fields,
     };
-    let mut found: Option<Found> = match a.body {
-        Body::Complete(b) => read::read(b, fields).ok(),
-        _ => None,
+    let read = match a.body {
+        Body::Complete(b) => read::read(b, fields),
+        Body::TooLarge | Body::Unreadable(_) => Err(Unread::NotJson),
     };
-    let reading = found.as_mut().map(reading).unwrap_or_default();
     let rule = p.http.get(&http).copied().unwrap_or(match http {
         200..=299 => HttpRule::Body,
         401 | 403 => HttpRule::Unauthorized,
@@ -237,25 +229,13 @@ pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) ->
         400..=499 => HttpRule::Body,
         _ => HttpRule::Ambiguous,
     });
-    let Some(mut found) = found else {
-        let why = match a.body {
-            Body::Complete(_) => "a body that is not JSON".to_string(),
-            Body::TooLarge => "a body over the size cap".to_string(),
-            Body::Unreadable(e) => format!("an unreadable body ({e})"),
-        };
-        return match rule {
-            HttpRule::Unauthorized => Outcome::Unauthorized {
-                http,
-                message: format!("HTTP {http}"),
-            },
-            HttpRule::Misconfigured => misconfigured(http, call),
-            _ if http == 404 && !p.http.contains_key(&404) => no_route(http, call),
-            HttpRule::Refused => refused(http, &reading, false),
-            _ => ambiguous(format!("HTTP {http} with {why}")),
-        };
+    let mut found = match read {
+        Ok(found) => found,
+        Err(unread) => return unread_body(call, a, rule, unread, p),
     };
+    let reading = reading(&mut found);
     let v = verdict(&reading, p);
-    match rule {
+    let out = match rule {
         HttpRule::Unauthorized => {
             return Outcome::Unauthorized {
                 http,
@@ -269,20 +249,107 @@ pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) ->
         HttpRule::Misconfigured => return misconfigured(http, call),
         HttpRule::Ambiguous => return ambiguous(describe(http, &reading)),
         HttpRule::Refused if !matches!(v, Verdict::Is(c) if c != Class::Failed) => {
-            return refused(http, &reading, v == Verdict::Is(Class::Failed));
+            refused(http, &reading, v == Verdict::Is(Class::Failed))
         }
-        _ => {}
+        // A 404 is about the payout only when the body says "no such
+        // transaction"; any other 404 means the URL is wrong.
+        _ if http == 404 && !p.http.contains_key(&404) && v != Verdict::Is(Class::NotFound) => {
+            return no_route(http, call);
+        }
+        _ => by_call(call, http, v, &reading),
+    };
+    // Whatever it says about the transaction (paid, failed, refused, not
+    // final), an answer about another one says nothing about ours.
+    match out {
+        Outcome::Accepted { .. } | Outcome::Refused { .. } | Outcome::NotFinal { .. } => {
+            match echo_check(sent, &found) {
+                Some(mismatch) => mismatch,
+                None => with_data(out, &mut found),
+            }
+        }
+        other => other,
     }
-    // A 404 is about the payout only when the body says "no such
-    // transaction"; any other 404 means the URL is wrong.
-    if http == 404 && !p.http.contains_key(&404) && v != Verdict::Is(Class::NotFound) {
-        return no_route(http, call);
+}
+
+/// What the HTTP status alone decides, whatever the body: a redirect
+/// stops the run; a 429 waits (a `Retry-After` beyond the cap stops).
+fn by_status_alone(a: &Answer<'_>) -> Option<Outcome> {
+    let http = a.http;
+    if (300..400).contains(&http) {
+        return Some(Outcome::Stop {
+            kind: StopKind::Redirect,
+            http,
+            detail: format!(
+                "HTTP {http}: the provider redirects; payrun never follows redirects. Fix base_url"
+            ),
+        });
     }
-    let out = match (call, v) {
-        (_, Verdict::Is(Class::Failed)) => refused(http, &reading, true),
-        (_, Verdict::ResultError) => refused(http, &reading, false),
-        (CallKind::Execute, Verdict::Is(Class::NotFound)) => refused(http, &reading, false),
-        (CallKind::Pay, _) if (200..300).contains(&http) => accepted(&reading),
+    if http != 429 {
+        return None;
+    }
+    let wait = a
+        .retry_after
+        .and_then(|v| parse_retry_after(v, a.received))
+        .unwrap_or(DEFAULT_RETRY_AFTER);
+    if wait > MAX_RETRY_AFTER {
+        return Some(Outcome::Stop {
+            kind: StopKind::RetryAfterTooLong,
+            http,
+            detail: format!(
+                "the provider asks to wait {}s (Retry-After), more than the {}s payrun waits within a run; run again later",
+                wait.as_secs(),
+                MAX_RETRY_AFTER.as_secs()
+            ),
+        });
+    }
+    Some(Outcome::RateLimited { retry_after: wait })
+}
+
+/// An answer whose body gives no values: not JSON, cut off, too large, or
+/// contradictory (a pointed-at key given twice). The HTTP rule decides
+/// first; then a contradictory body is `Contradictory`, never a refusal
+/// nor a missing route.
+fn unread_body(
+    call: CallKind,
+    a: &Answer<'_>,
+    rule: HttpRule,
+    unread: Unread,
+    p: &Profile,
+) -> Outcome {
+    let http = a.http;
+    let why = match (a.body, &unread) {
+        (_, Unread::Duplicate(key)) => {
+            if matches!(rule, HttpRule::Body | HttpRule::Refused) {
+                return Outcome::Contradictory {
+                    http,
+                    key: key.clone(),
+                };
+            }
+            format!("a body that gives {key} twice")
+        }
+        (Body::Complete(_), Unread::NotJson) => "a body that is not JSON".to_string(),
+        (Body::TooLarge, _) => "a body over the size cap".to_string(),
+        (Body::Unreadable(e), _) => format!("an unreadable body ({e})"),
+    };
+    match rule {
+        HttpRule::Unauthorized => Outcome::Unauthorized {
+            http,
+            message: format!("HTTP {http}"),
+        },
+        HttpRule::Misconfigured => misconfigured(http, call),
+        _ if http == 404 && !p.http.contains_key(&404) => no_route(http, call),
+        HttpRule::Refused => refused(http, &Reading::default(), false),
+        _ => ambiguous(format!("HTTP {http} with {why}")),
+    }
+}
+
+/// What a readable body means for `call`.
+fn by_call(call: CallKind, http: u16, v: Verdict, reading: &Reading) -> Outcome {
+    match (call, v) {
+        (_, Verdict::Is(Class::Failed)) => refused(http, reading, true),
+        (_, Verdict::ResultError) => refused(http, reading, false),
+        (CallKind::Execute, Verdict::Is(Class::NotFound)) => refused(http, reading, false),
+        (CallKind::Pay, _) if (200..300).contains(&http) => accepted(reading),
         (
             CallKind::Initiate,
             Verdict::Is(
@@ -292,9 +359,9 @@ pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) ->
                 | Class::AlreadyExecuted
                 | Class::Pending,
             ),
-        ) => accepted(&reading),
+        ) => accepted(reading),
         (CallKind::Execute, Verdict::Is(Class::Executed | Class::AlreadyExecuted)) => {
-            accepted(&reading)
+            accepted(reading)
         }
         (CallKind::Execute, Verdict::Is(Class::Pending)) => Outcome::NotFinal {
             code: reading.code.clone().unwrap_or_default(),
@@ -307,27 +374,20 @@ pub fn classify(call: CallKind, sent: &Sent<'_>, a: &Answer<'_>, p: &Profile) ->
         },
         (CallKind::Execute, Verdict::Is(Class::Duplicate)) => ambiguous(format!(
             "{}: a duplicate acknowledgement says nothing about payment",
-            describe(http, &reading)
+            describe(http, reading)
         )),
         (_, Verdict::Conflict) => ambiguous(format!(
             "{}: success and failure at once",
-            describe(http, &reading)
+            describe(http, reading)
         )),
         (_, Verdict::UnknownStatus(s)) => ambiguous(format!(
             "{}: status {s:?} matches no rule of the provider profile",
-            describe(http, &reading)
+            describe(http, reading)
         )),
         _ => ambiguous(format!(
             "{}: the answer matches no rule of the provider profile",
-            describe(http, &reading)
+            describe(http, reading)
         )),
-    };
-    match out {
-        Outcome::Accepted { .. } => match echo_check(call, sent, &found) {
-            Some(mismatch) => mismatch,
-            None => with_data(out, &mut found),
-        },
-        other => other,
     }
 }
 
@@ -417,33 +477,34 @@ type EchoCheck<'s> = (&'static str, Option<&'s str>, usize, fn(&str, &str) -> bo
 fn same_amount(sent: &str, got: &str) -> bool {
     use rust_decimal::Decimal;
     match (
-        sent.trim().parse::<Decimal>(),
-        got.trim().parse::<Decimal>(),
+        sent.trim_ascii().parse::<Decimal>(),
+        got.trim_ascii().parse::<Decimal>(),
     ) {
         (Ok(a), Ok(b)) => a == b,
-        _ => sent.trim() == got.trim(),
+        _ => sent.trim_ascii() == got.trim_ascii(),
     }
 }
 
-/// A `Mismatch` when an echoed field differs from what was sent. Fields
-/// the answer does not carry are not checked.
-fn echo_check(call: CallKind, sent: &Sent<'_>, found: &Found) -> Option<Outcome> {
-    let shown = |v: &Value| scalar(v).unwrap_or_else(|| v.to_string());
-    let mut checks: Vec<EchoCheck<'_>> = vec![(
-        "transactionId",
-        Some(sent.transaction_id),
-        ECHO_TRANSACTION_ID,
-        |a, b| a == b,
-    )];
-    if call != CallKind::Execute {
-        checks.push(("amount", sent.amount, ECHO_AMOUNT, same_amount));
-        checks.push(("currency", sent.currency, ECHO_CURRENCY, |a, b| {
-            a.trim().eq_ignore_ascii_case(b.trim())
-        }));
-        checks.push(("account", sent.account, ECHO_ACCOUNT, |a, b| {
-            a.trim() == b.trim()
-        }));
-    }
+/// A `Mismatch` when an echoed field differs from what was sent, for
+/// every call: the transaction id, amount (as a number), currency (any
+/// ASCII case) and account. Fields the answer does not carry, or that were
+/// not sent, are not checked.
+fn echo_check(sent: &Sent<'_>, found: &Found) -> Option<Outcome> {
+    let checks: [EchoCheck<'_>; 4] = [
+        (
+            "transactionId",
+            Some(sent.transaction_id),
+            ECHO_TRANSACTION_ID,
+            |a, b| a == b,
+        ),
+        ("amount", sent.amount, ECHO_AMOUNT, same_amount),
+        ("currency", sent.currency, ECHO_CURRENCY, |a, b| {
+            a.trim_ascii().eq_ignore_ascii_case(b.trim_ascii())
+        }),
+        ("account", sent.account, ECHO_ACCOUNT, |a, b| {
+            a.trim_ascii() == b.trim_ascii()
+        }),
+    ];
     for (field, want, slot, same) in checks {
         let (Some(want), Some(v)) = (want, found[slot].as_ref()) else {
             continue;
@@ -451,7 +512,7 @@ fn echo_check(call: CallKind, sent: &Sent<'_>, found: &Found) -> Option<Outcome>
         if v.is_null() {
             continue;
         }
-        let text = shown(v);
+        let text = scalar(v).unwrap_or_else(|| v.to_string());
         if scalar(v).is_none() || !same(want, &text) {
             return Some(Outcome::Mismatch {
                 field,

@@ -155,27 +155,25 @@ impl Client {
 
     /// `POST /initiates`.
     pub async fn initiate(&self, req: &InitiateRequest) -> Outcome {
-        let sent = Sent {
-            transaction_id: &req.transaction_id,
-            amount: Some(&req.amount),
-            currency: Some(&req.currency),
-            account: Some(&req.account_id),
-        };
-        self.exchange(&self.initiates, &JSON, req, CallKind::Initiate, &sent)
-            .await
-            .outcome
+        self.exchange(
+            &self.initiates,
+            &JSON,
+            req,
+            CallKind::Initiate,
+            &Sent::of(req),
+        )
+        .await
+        .outcome
     }
 
-    /// `POST /executes`.
-    pub async fn execute(&self, transaction_id: &str) -> Outcome {
+    /// `POST /executes` of the payout `about` describes: only its id is
+    /// sent; the answer must be about that payout (its echoed id, amount,
+    /// currency and account are checked against `about`).
+    pub async fn execute(&self, about: &Sent<'_>) -> Outcome {
         let req = ExecuteRequest {
-            transaction_id: transaction_id.to_string(),
+            transaction_id: about.transaction_id.to_string(),
         };
-        let sent = Sent {
-            transaction_id,
-            ..Sent::default()
-        };
-        self.exchange(&self.executes, &JSON, &req, CallKind::Execute, &sent)
+        self.exchange(&self.executes, &JSON, &req, CallKind::Execute, about)
             .await
             .outcome
     }

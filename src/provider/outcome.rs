@@ -66,6 +66,16 @@ pub enum Outcome {
         sent: String,
         got: String,
     },
+    /// The answer gives a key it is read by (a pointed-at one, one on the
+    /// way to it, or one inside it) twice: it says two things at once
+    /// (`"status":"FAILED","status":"SUCCESS"`), and which one counts
+    /// depends on who parses it. Held like a mismatch: `unknown`, never
+    /// executed, never re-sent on its own.
+    Contradictory {
+        http: u16,
+        /// The key given twice, as a JSON pointer (`/data/status`).
+        key: String,
+    },
     /// The key was refused (401/403): the whole run must stop.
     Unauthorized { http: u16, message: String },
     /// A configuration problem: the run must stop, resumable.
@@ -90,7 +100,8 @@ impl Outcome {
             Outcome::Accepted { code, .. }
             | Outcome::Refused { code, .. }
             | Outcome::NotFinal { code, .. } => code,
-            Outcome::Mismatch { .. } => "ECHO_MISMATCH",
+            Outcome::Mismatch { .. } => crate::machine::decide::ECHO_MISMATCH,
+            Outcome::Contradictory { .. } => crate::machine::decide::DUPLICATE_KEY,
             Outcome::Unauthorized { .. } => "UNAUTHORIZED",
             Outcome::Stop { kind, .. } => match kind {
                 StopKind::Redirect => "REDIRECT",
@@ -112,6 +123,10 @@ impl Outcome {
             | Outcome::Unauthorized { message, .. } => message.clone(),
             Outcome::Mismatch { field, sent, got } => format!(
                 "the answer does not belong to this request: {field} sent {sent:?}, answered {got:?}"
+            ),
+            Outcome::Contradictory { http, key } => format!(
+                "HTTP {http}: the answer gives {key} twice, so it says two things at once; \
+                 check the payout with the provider"
             ),
             Outcome::RateLimited { .. } => "rate limited".into(),
             Outcome::Stop { detail, .. }
@@ -162,6 +177,7 @@ impl Outcome {
                 sent: c(sent),
                 got: c(got),
             },
+            Outcome::Contradictory { http, key } => Outcome::Contradictory { http, key: c(key) },
             Outcome::Unauthorized { http, message } => Outcome::Unauthorized {
                 http,
                 message: c(message),

@@ -82,6 +82,7 @@ fn class_of(o: &Outcome) -> &'static str {
         Outcome::Refused { .. } => "refused",
         Outcome::NotFinal { .. } => "not final",
         Outcome::Mismatch { .. } => "mismatch",
+        Outcome::Contradictory { .. } => "contradictory",
         Outcome::Unauthorized { .. } => "unauthorized",
         Outcome::Stop { .. } => "configuration stop",
         Outcome::RateLimited { .. } => "rate limited",

@@ -38,6 +38,7 @@ fn kind(o: &Outcome) -> &'static str {
         Outcome::Refused { .. } => "refused",
         Outcome::NotFinal { .. } => "not_final",
         Outcome::Mismatch { .. } => "mismatch",
+        Outcome::Contradictory { .. } => "contradictory",
         Outcome::Unauthorized { .. } => "unauthorized",
         Outcome::Stop {
             kind: StopKind::Redirect,
@@ -614,7 +615,12 @@ async fn redirects_are_never_followed() {
         let hits = Arc::new(Hits::default());
         let url = redirecting(status, hits.clone()).await;
         let client = Client::new(&url, &key()).unwrap();
-        let o = client.execute("tx-1").await;
+        let o = client
+            .execute(&Sent {
+                transaction_id: "tx-1",
+                ..Sent::default()
+            })
+            .await;
         assert!(
             matches!(o, Outcome::Stop { kind: StopKind::Redirect, http, .. } if http == status),
             "{status}: {o:?}"
@@ -683,7 +689,13 @@ async fn raw_server(status_line: &'static str, body: &'static str, endless: bool
 #[tokio::test]
 async fn endless_body_is_cut_at_the_cap() {
     let url = raw_server("HTTP/1.1 200 OK", "", true).await;
-    let o = Client::new(&url, &key()).unwrap().execute("tx-1").await;
+    let o = Client::new(&url, &key())
+        .unwrap()
+        .execute(&Sent {
+            transaction_id: "tx-1",
+            ..Sent::default()
+        })
+        .await;
     assert!(
         matches!(&o, Outcome::Ambiguous { detail } if detail.contains("size cap")),
         "{o:?}"
@@ -698,7 +710,13 @@ async fn echoed_key_is_redacted() {
         false,
     )
     .await;
-    let o = Client::new(&url, &key()).unwrap().execute("tx-1").await;
+    let o = Client::new(&url, &key())
+        .unwrap()
+        .execute(&Sent {
+            transaction_id: "tx-1",
+            ..Sent::default()
+        })
+        .await;
     assert!(
         matches!(o, Outcome::Unauthorized { http: 401, .. }),
         "{o:?}"

@@ -97,7 +97,7 @@ pub(crate) fn run_info<R: Cols>(r: &R) -> Result<RunInfo, R::Error> {
 /// Columns of `payouts` that make an [`Unresolved`].
 pub(crate) const UNRESOLVED_COLS: &str =
     "id, run_id, row, transaction_id, account_id, amount, currency, state,
-                    COALESCE(provider_code, ''), COALESCE(provider_msg, '')";
+                    COALESCE(provider_code, ''), COALESCE(provider_msg, ''), wire_amount";
 
 pub(crate) fn unresolved<R: Cols>(r: &R) -> Result<Unresolved, R::Error> {
     Ok(Unresolved {
@@ -111,6 +111,7 @@ pub(crate) fn unresolved<R: Cols>(r: &R) -> Result<Unresolved, R::Error> {
         state: r.col(7)?,
         provider_code: r.col(8)?,
         provider_message: r.col(9)?,
+        wire_amount: r.col(10)?,
     })
 }
 

@@ -126,6 +126,8 @@ pub struct Unresolved {
     pub state: State,
     pub provider_code: String,
     pub provider_message: String,
+    /// The amount as sent to the provider (digits): what its answers echo.
+    pub wire_amount: String,
 }
 
 /// A payout recorded by an earlier run, as the re-run rules need it: what

@@ -408,6 +408,27 @@ fn a_re_send_is_claimed_first_and_ends_settled_or_back_where_it_was() {
     }
 }
 
+/// A re-send's answer is recorded when it settles the payout or does not
+/// belong to it (so the next `reconcile --resend` refuses); an answer that
+/// taught nothing leaves the recorded code alone.
+#[test]
+fn a_resend_records_a_settling_or_foreign_answer() {
+    for a in Answer::ALL {
+        let resent = settle_by_resend(Unknown, a);
+        let want = matches!(resent, Resent::Settled(_)) || a == Answer::Mismatch;
+        assert_eq!(resend_records_code(resent, a), want, "{a:?}");
+    }
+    assert!(resend_records_code(Resent::StillUnknown, Answer::Mismatch));
+    assert!(!resend_records_code(
+        Resent::StillUnknown,
+        Answer::Ambiguous
+    ));
+    assert!(resend_records_code(
+        Resent::Settled(Executed),
+        Answer::Accepted
+    ));
+}
+
 #[test]
 fn echo_mismatch_is_never_resent() {
     assert_eq!(may_resend(Unknown, "AMBIGUOUS"), Ok(()));
@@ -423,6 +444,15 @@ fn echo_mismatch_is_never_resent() {
     assert_eq!(
         may_resend(Executed, "SUCCESS"),
         Err(NoResend::NotSettleable(Executed))
+    );
+    // An answer that contradicted itself neither.
+    assert_eq!(
+        may_resend(Unknown, DUPLICATE_KEY),
+        Err(NoResend::Contradictory)
+    );
+    assert_eq!(
+        may_resend(Processing, "duplicate_key"),
+        Err(NoResend::Contradictory)
     );
 }
 

@@ -273,26 +273,293 @@ fn only_pay_keeps_the_answers_data() {
     );
 }
 
-/// A key given twice counts with its last value, whole, as a parsed
-/// `Value` has it: the first `data` says nothing any more.
+/// A key the answer is read by, given twice (a status, a code, a `data`
+/// object, anything inside a value taken whole), makes it contradictory
+/// for every call and every status that reads the body: `Contradictory`
+/// naming the key, never paid, never failed, never refused. Statuses
+/// decided without the body keep their meaning.
 #[test]
-fn a_repeated_key_counts_with_its_last_value() {
+fn a_key_given_twice_is_contradictory() {
     let p = Profile::sandbox();
-    let body = r#"{"code":"SUCCESS","data":{"status":"FAILED","failureCode":"LIMIT"},"data":{"status":"SUCCESS","transactionId":"tx-1"}}"#;
-    let o = answer(CallKind::Execute, 200, body, &p);
-    assert!(matches!(&o, Outcome::Accepted { .. }), "{o:?}");
-    let o = answer(CallKind::Pay, 200, body, &p);
-    assert!(
-        matches!(&o, Outcome::Accepted { data: Some(d), .. }
-            if *d == serde_json::json!({"status": "SUCCESS", "transactionId": "tx-1"})),
+    let refusing = profile("[http]\n\"400\" = \"refused\"");
+    let bodies = [
+        (
+            r#"{"status":"success","code":"SUCCESS","data":{"transactionId":"tx-1","status":"FAILED","status":"SUCCESS"}}"#,
+            "/data/status",
+        ),
+        (
+            r#"{"status":"success","code":"SUCCESS","data":{"status":"FAILED","transactionId":"tx-1"},"data":{"status":"SUCCESS","transactionId":"tx-1"}}"#,
+            "/data",
+        ),
+        (
+            r#"{"status":"success","code":"FAILED","code":"SUCCESS"}"#,
+            "/code",
+        ),
+        (
+            r#"{"status":"error","status":"success","code":"SUCCESS"}"#,
+            "/status",
+        ),
+        (
+            r#"{"code":"SUCCESS","data":{"status":"SUCCESS","amount":"1500","amount":"999999"}}"#,
+            "/data/amount",
+        ),
+        (
+            r#"{"code":"SUCCESS","message":"a","message":"b"}"#,
+            "/message",
+        ),
+    ];
+    for (body, key) in bodies {
+        for call in [CallKind::Initiate, CallKind::Execute, CallKind::Pay] {
+            for (http, p) in [(200, &p), (201, &p), (422, &p), (404, &p), (400, &refusing)] {
+                let o = answer(call, http, body, p);
+                assert_eq!(
+                    o,
+                    Outcome::Contradictory {
+                        http,
+                        key: key.into()
+                    },
+                    "{call:?} {http} {body}"
+                );
+                assert_eq!(o.code(), "DUPLICATE_KEY");
+                assert!(o.message().contains(key), "{}", o.message());
+            }
+        }
+    }
+    // Inside `/pay`'s data, taken whole: any key, at any depth.
+    let body = r#"{"code":"OK","data":{"redirect":{"url":"a","url":"b"}}}"#;
+    assert_eq!(
+        answer(CallKind::Pay, 200, body, &p),
+        Outcome::Contradictory {
+            http: 200,
+            key: "/data/redirect/url".into()
+        }
+    );
+    assert!(matches!(
+        answer(
+            CallKind::Execute,
+            200,
+            r#"{"code":"SUCCESS","data":{"status":"SUCCESS","x":1,"x":2}}"#,
+            &p
+        ),
+        Outcome::Accepted { .. }
+    ));
+    // Decided by the status alone, or by its rule before the body.
+    let body = r#"{"code":"FAILED","code":"SUCCESS"}"#;
+    let o = answer(CallKind::Execute, 503, body, &p);
+    assert_eq!(
+        detail(&o),
+        "HTTP 503 with a body that gives /code twice",
         "{o:?}"
     );
-    let body = r#"{"code":"SUCCESS","data":{"status":"SUCCESS"},"data":"gone"}"#;
-    let o = answer(CallKind::Execute, 200, body, &p);
-    assert!(
-        matches!(&o, Outcome::Accepted { status: None, .. }),
-        "{o:?}"
+    assert!(matches!(
+        answer(CallKind::Execute, 401, body, &p),
+        Outcome::Unauthorized { http: 401, .. }
+    ));
+    assert!(matches!(
+        answer(CallKind::Execute, 405, body, &p),
+        Outcome::Stop {
+            kind: StopKind::Misconfigured,
+            ..
+        }
+    ));
+    assert!(matches!(
+        answer(CallKind::Execute, 302, body, &p),
+        Outcome::Stop {
+            kind: StopKind::Redirect,
+            ..
+        }
+    ));
+    assert!(matches!(
+        answer(CallKind::Execute, 429, body, &p),
+        Outcome::RateLimited { .. }
+    ));
+    // A mapped 404 reads its body too.
+    let mapped = profile("[http]\n\"404\" = \"refused\"");
+    assert!(matches!(
+        answer(CallKind::Execute, 404, body, &mapped),
+        Outcome::Contradictory { .. }
+    ));
+    // Not JSON after the repeat: not JSON.
+    let o = answer(
+        CallKind::Execute,
+        200,
+        r#"{"code":"FAILED","code":"SUCCESS""#,
+        &p,
     );
+    assert_eq!(detail(&o), "HTTP 200 with a body that is not JSON");
+}
+
+/// Every answer that says what became of the transaction — paid, already
+/// paid, failed, refused, not final — must be about the payout asked
+/// about: its echoed id, amount, currency and account, for `/executes` as
+/// for `/initiates` (and `/pay`, which sends no account).
+#[test]
+fn every_answer_is_checked_against_the_payout() {
+    let p = Profile::sandbox();
+    let data = |status: &str, field: &str, value: &str| {
+        let mut d = serde_json::json!({
+            "transactionId": "tx-1", "amount": "1500", "currency": "XOF",
+            "accountId": "+2250700000001", "status": status
+        });
+        d[field] = serde_json::Value::from(value);
+        serde_json::json!({"status": "success", "code": status, "data": d}).to_string()
+    };
+    let echoed = [
+        ("amount", "999999"),
+        ("currency", "EUR"),
+        ("accountId", "+2250700000009"),
+        ("transactionId", "tx-2"),
+    ];
+    for (field, value) in echoed {
+        let shown = if field == "accountId" {
+            "account"
+        } else {
+            field
+        };
+        for (call, http, status) in [
+            (CallKind::Execute, 200, "SUCCESS"),
+            (CallKind::Execute, 200, "ALREADY_EXECUTED"),
+            (CallKind::Execute, 422, "FAILED"),
+            (CallKind::Execute, 202, "PENDING"),
+            (CallKind::Initiate, 201, "INITIATED"),
+            (CallKind::Initiate, 422, "FAILED"),
+            (CallKind::Pay, 200, "SUCCESS"),
+        ] {
+            if call == CallKind::Pay && field == "accountId" {
+                continue;
+            }
+            let body = data(status, field, value);
+            let o = answer(call, http, &body, &p);
+            assert!(
+                matches!(&o, Outcome::Mismatch { field: f, got, .. } if *f == shown && got == value),
+                "{call:?} {status} {field}: {o:?}"
+            );
+            assert_eq!(o.code(), "ECHO_MISMATCH");
+        }
+    }
+    // The same answers about our payout are what they say.
+    let ok = |status: &str| data(status, "amount", "1500.00");
+    assert!(matches!(
+        answer(CallKind::Execute, 200, &ok("SUCCESS"), &p),
+        Outcome::Accepted { .. }
+    ));
+    assert!(matches!(
+        answer(CallKind::Execute, 422, &ok("FAILED"), &p),
+        Outcome::Refused {
+            transaction_failed: true,
+            ..
+        }
+    ));
+    assert!(matches!(
+        answer(CallKind::Execute, 202, &ok("PENDING"), &p),
+        Outcome::NotFinal { .. }
+    ));
+    // A refusal of the call echoing another payout is not ours either.
+    let body = r#"{"status":"error","code":"LIMIT","data":{"transactionId":"tx-1","amount":"7"}}"#;
+    assert!(matches!(
+        answer(CallKind::Execute, 400, body, &p),
+        Outcome::Mismatch {
+            field: "amount",
+            ..
+        }
+    ));
+    // An execute of an id alone checks the id alone.
+    let body = data("SUCCESS", "amount", "999999");
+    let a = Answer {
+        http: 200,
+        retry_after: None,
+        body: Body::Complete(body.as_bytes()),
+        received: SystemTime::now(),
+    };
+    let id_only = Sent {
+        transaction_id: "tx-1",
+        ..Sent::default()
+    };
+    assert!(matches!(
+        classify(CallKind::Execute, &id_only, &a, &p),
+        Outcome::Accepted { .. }
+    ));
+    // Unknown answers stay unknown (no echo to trust either way).
+    let body = data("COMPLETED", "amount", "999999");
+    assert!(matches!(
+        answer(CallKind::Execute, 200, &body, &p),
+        Outcome::Ambiguous { .. }
+    ));
+}
+
+/// Status words compare in any ASCII case and otherwise exactly: a word
+/// that only folds to a known one under Unicode rules (long s, dotless i,
+/// a zero-width space, a non-ASCII space around it) is unknown, never paid.
+#[test]
+fn status_words_match_in_ascii_case_only() {
+    let p = Profile::sandbox();
+    let with = |status: &str, code: &str| {
+        let body = serde_json::json!({
+            "status": "success", "code": code,
+            "data": {"transactionId": "tx-1", "status": status}
+        });
+        answer(CallKind::Execute, 200, &body.to_string(), &p)
+    };
+    for paid in ["SUCCESS", "success", "SuCcEsS", " success "] {
+        assert!(
+            matches!(with(paid, "X"), Outcome::Accepted { .. }),
+            "{paid:?}"
+        );
+    }
+    for word in [
+        "\u{17f}uccess",
+        "\u{17f}UCCESS",
+        "SUCCESS\u{200b}",
+        "\u{a0}SUCCESS",
+        "SUCCESS\u{3000}",
+        "\u{ff33}UCCESS",
+    ] {
+        let o = with(word, "X");
+        assert!(
+            matches!(&o, Outcome::Ambiguous { detail } if detail.contains("matches no rule")),
+            "{word:?}: {o:?}"
+        );
+    }
+    // The code alone, and the failure words, follow the same rule.
+    let body = r#"{"status":"success","code":"already_executed"}"#;
+    assert!(matches!(
+        answer(CallKind::Execute, 200, body, &p),
+        Outcome::Accepted { .. }
+    ));
+    let body = "{\"status\":\"success\",\"code\":\"\u{17f}uccess\"}";
+    assert!(matches!(
+        answer(CallKind::Execute, 200, body, &p),
+        Outcome::Ambiguous { .. }
+    ));
+    let body = "{\"data\":{\"status\":\"\u{131}n\u{131}t\u{131}ated\"}}";
+    assert!(matches!(
+        answer(CallKind::Initiate, 201, body, &p),
+        Outcome::Ambiguous { .. }
+    ));
+    assert!(matches!(
+        with("Failed", "X"),
+        Outcome::Refused {
+            transaction_failed: true,
+            ..
+        }
+    ));
+    assert!(matches!(with("FAİLED", "X"), Outcome::Ambiguous { .. }));
+    // A result word too: "ERROR" in any ASCII case refuses, "\u{212a}" (Kelvin) is no K.
+    let body = r#"{"status":"Error","code":"LIMIT"}"#;
+    assert!(matches!(
+        answer(CallKind::Execute, 400, body, &p),
+        Outcome::Refused { .. }
+    ));
+    let body = "{\"status\":\"\u{212a}O\"}";
+    let pk = profile("result_error = [\"KO\"]");
+    assert!(matches!(
+        answer(CallKind::Execute, 200, body, &pk),
+        Outcome::Ambiguous { .. }
+    ));
+    assert!(matches!(
+        answer(CallKind::Execute, 200, r#"{"status":"ko"}"#, &pk),
+        Outcome::Refused { .. }
+    ));
 }
 
 /// Two fields of the profile may point at the same place; each reads it.
