@@ -246,7 +246,10 @@ fn initiate_only_writes_control_totals_and_expect_total_guards_the_execute() {
         text(&out)
     );
     let approval = read_csv(&w.path("approval.csv"));
-    assert_eq!(approval[0].iter().collect::<Vec<_>>(), ["XOF", "3", "3003"]);
+    assert_eq!(
+        approval[0].iter().collect::<Vec<_>>(),
+        ["XOF", "3", "3003", ""]
+    );
 
     for wrong in [
         &["--expect-total", "XOF=3000"][..],

@@ -663,7 +663,8 @@ fn a_usage_error_exits_1_not_2() {
 /// file's name. An edited copy of an unfinished run is still refused (its
 /// rows are open in that run); `--new-run` now leaves those rows to that
 /// run and pays only the edited one, instead of paying every row again
-/// under new ids.
+/// under new ids — and since issue 28 only with `--allow-repeats`, as its
+/// person is already being paid in the period.
 #[test]
 fn an_edited_copy_of_an_unfinished_run_is_refused() {
     let sb = Sandbox::start(SandboxConfig::default());
@@ -681,8 +682,18 @@ fn an_edited_copy_of_an_unfinished_run_is_refused() {
     assert!(err.contains("run 1") && err.contains("--new-run"), "{err}");
     assert_eq!(sb.ledger().requests.executes, 0, "nothing paid");
     assert_eq!(sb.ledger().transactions.len(), 6, "nothing initiated again");
-    // The operator goes ahead: only the edited row is new.
+    // The operator goes ahead: only the edited row is new, but its person
+    // is being paid in this period by run 1 (issue 28): a changed amount
+    // is not a second payment unless the operator says so.
     let out = w.run(&file, &sb.base_url(), &["--new-run"]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("row 5") && err.contains("is already being paid 1003 NGN"),
+        "{err}"
+    );
+    assert_eq!(sb.ledger().transactions.len(), 6, "nothing initiated");
+    let out = w.run(&file, &sb.base_url(), &["--new-run", "--allow-repeats"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
     assert_eq!(sb.ledger().transactions.len(), 7);
     // The original file still resumes its own run.

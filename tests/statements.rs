@@ -171,7 +171,12 @@ fn a_portal_export_settles_what_the_provider_paid_or_failed_and_flags_the_doctor
             "Failed" => "Échec",
             _ => "En cours",
         };
-        let account = format!("+{} {} {}", &account[..3], &account[3..5], &account[5..]);
+        // The portal groups accounts; a phone number with its `+`.
+        let account = if account.len() <= 13 {
+            format!("+{} {} {}", &account[..3], &account[3..5], &account[5..])
+        } else {
+            format!("{} {} {}", &account[..3], &account[3..5], &account[5..])
+        };
         lines.push(format!(
             "{id};{account};{shown};{currency};{word};{}",
             portal_date(&date)
@@ -249,6 +254,28 @@ fn a_portal_export_settles_what_the_provider_paid_or_failed_and_flags_the_doctor
     let again = reconcile(&w, &["--statement", "releve-novembre.csv"]);
     assert_eq!(code(&again), 3);
     assert!(!stdout(&again).contains("->"), "{}", text(&again));
+    // The approval page tells the approver the period and, in its audit
+    // section, every settlement the statement made, with its line.
+    let page = Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .args(["summary", "1", "--html", "page.html", "--db"])
+        .arg(w.db())
+        .output()
+        .unwrap();
+    assert_eq!(code(&page), 0, "{}", text(&page));
+    let html = std::fs::read_to_string(w.path("page.html")).unwrap();
+    assert!(html.contains("<th>Period</th><td>20"), "{html}");
+    assert!(html.contains("<h2>Audit trail</h2>"), "{html}");
+    for id in &tx[..4] {
+        let row = html
+            .lines()
+            .find(|l| l.contains(id.as_str()) && l.contains("<td>statement</td>"));
+        assert!(
+            row.is_some_and(|r| r.contains("releve-novembre.csv (sha256 ")),
+            "{id}: {html}"
+        );
+    }
+    assert!(!html.contains(&format!("<code>{}</code></td><td>statement", tx[4])));
 }
 
 /// A statement covers one provider account and a date range: with a

@@ -23,6 +23,7 @@
 
 pub mod approval;
 pub mod failed;
+pub mod guard;
 pub mod identity;
 pub mod import;
 pub mod lease;
@@ -37,7 +38,7 @@ pub mod settle;
 pub mod stops;
 pub mod verdict;
 
-pub use import::{EditedCopy, Imported, OpenElsewhere, Rejected, Repeats};
+pub use import::{EditedCopy, Imported, NotFailed, OpenElsewhere, Rejected, Repeats};
 pub use progress::ProgressTarget;
 use schedule::{Counters, Ctx};
 pub use schedule::{DEFAULT_RESEND_DELAY, EngineOptions, RunStats, execute_run};
@@ -153,8 +154,12 @@ pub enum RunOutcome {
     Rejected(Rejected),
     /// Transaction ids already used: nothing was recorded or sent.
     DuplicateIds(Vec<String>),
-    /// Rows repeating recent payouts: nothing was recorded or sent.
+    /// Rows repeating earlier payments of the same person: nothing was
+    /// recorded or sent.
     Repeats(Repeats),
+    /// Rows of a `failed.csv` naming payouts that did not fail: nothing
+    /// was recorded or sent.
+    NotFailed(NotFailed),
     /// `--import-only`: the run is recorded, nothing was sent.
     Imported {
         run_id: i64,
@@ -188,6 +193,9 @@ pub struct Ran {
     pub limiter: Option<crate::limiter::LimiterStats>,
     /// What became of the rows, grouped by what to do next.
     pub verdict: verdict::Verdict,
+    /// What the run was allowed beyond the rules (second payments, a
+    /// totals row used, rows skipped as already paid).
+    pub overrides: crate::store::Overrides,
 }
 
 impl Ran {
@@ -391,10 +399,11 @@ pub async fn run(
         report::write_and_record(&mut store, run.id, &settings.report, &style, &mut |r| {
             verdict.add(r, initiate_only)
         })?;
+    let overrides = store.overrides(run.id)?;
     let approval = if settings.engine.initiate_only {
         let control = approval::control_totals(&totals);
         let path = import::sibling(&settings.report, approval::APPROVAL_FILE);
-        approval::write_approval(&path, &control)?;
+        approval::write_approval(&path, &control, &overrides.lines())?;
         // The page a manager approves before anything is executed.
         let page = import::sibling(&settings.report, report::html::APPROVAL_FILE);
         report::html::write_approval(&store, run.id, &page)?;
@@ -433,6 +442,7 @@ pub async fn run(
         failed,
         limiter: stats.limiter,
         verdict,
+        overrides,
     })))
 }
 
@@ -494,6 +504,7 @@ fn find_or_import(
         Imported::Rejected(r) => return Ok(Err(RunOutcome::Rejected(r))),
         Imported::DuplicateIds(d) => return Ok(Err(RunOutcome::DuplicateIds(d))),
         Imported::Repeats(r) => return Ok(Err(RunOutcome::Repeats(r))),
+        Imported::NotFailed(r) => return Ok(Err(RunOutcome::NotFailed(r))),
     }))
 }
 

@@ -15,6 +15,8 @@
 
 use super::statement::{StatementLine, StatementStatus};
 use crate::machine::State;
+use crate::validate::account::account_key;
+use crate::validate::phone::Phones;
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, HashMap};
 
@@ -147,24 +149,17 @@ fn status_verdict(state: State, status: StatementStatus) -> (Verdict, Option<Sta
     }
 }
 
-/// An account as compared: formatting a statement or a spreadsheet may add
-/// or drop (spaces of every kind, `-`, `.`, a leading `+`) removed.
-fn account_key(account: &str) -> String {
-    account
-        .trim()
-        .trim_start_matches('+')
-        .chars()
-        .filter(|c| !c.is_whitespace() && !matches!(c, '-' | '.'))
-        .collect()
-}
-
-/// One payout against its one line.
-fn one_line(p: &Booked, l: &StatementLine) -> (Verdict, Option<State>) {
+/// One payout against its one line. Accounts compare by their key
+/// (`validate::account::account_key`: formatting removed, a phone number in
+/// one E.164 form), the one comparison of accounts.
+fn one_line(p: &Booked, l: &StatementLine, phones: &mut Phones) -> (Verdict, Option<State>) {
     if l.currency != p.currency.to_uppercase() {
         (Verdict::CurrencyDiffers, None)
     } else if l.amount != p.amount {
         (Verdict::AmountDiffers, None)
-    } else if !l.account.is_empty() && account_key(&l.account) != account_key(&p.account_id) {
+    } else if !l.account.is_empty()
+        && account_key(&l.account, phones) != account_key(&p.account_id, phones)
+    {
         (Verdict::AccountDiffers, None)
     } else {
         status_verdict(p.state, l.status)
@@ -192,12 +187,13 @@ fn duplicate_note(lines: &[&StatementLine]) -> String {
 }
 
 /// Compares `payouts` with `statement`, each payout's reach given by
-/// `reach`. Payouts come first in the given order, then the statement
-/// lines no payout claimed.
+/// `reach`, accounts keyed under `phones`' region. Payouts come first in
+/// the given order, then the statement lines no payout claimed.
 pub fn compare<'a>(
     payouts: &'a [Booked],
     reach: impl Fn(&Booked) -> Reach,
     statement: &'a [StatementLine],
+    phones: &mut Phones,
 ) -> Comparison<'a> {
     let mut by_id: HashMap<&str, Vec<&StatementLine>> = HashMap::new();
     for l in statement {
@@ -251,7 +247,7 @@ pub fn compare<'a>(
             }
             continue;
         }
-        let (verdict, settles) = one_line(p, listed[0]);
+        let (verdict, settles) = one_line(p, listed[0], phones);
         lines.push(Line {
             payout: Some(p),
             statement: Some(listed[0]),

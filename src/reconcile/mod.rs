@@ -82,6 +82,13 @@ pub fn reconcile_statement(
         .collect();
     let mut booked = store.booked(None)?;
     let scope = scope::decide(asked, &runs, &booked, &st.lines, st.dates)?;
+    let region = cfg
+        .default_phone_region
+        .as_deref()
+        .map(crate::validate::fields::phone_region)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let mut phones = crate::validate::phone::Phones::new(region);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -91,7 +98,7 @@ pub fn reconcile_statement(
     // Settle first, then compare again so the file shows the states as
     // they now are (the same file a re-run would write).
     let reach = |p: &Booked| scope.reach(&runs, p);
-    for line in matching::compare(&booked, reach, &st.lines).lines {
+    for line in matching::compare(&booked, reach, &st.lines, &mut phones).lines {
         if let (Some(p), Some(l)) = (line.payout, line.statement)
             && p.state == crate::machine::State::Executing
             && l.status != StatementStatus::NotFinal
@@ -131,7 +138,7 @@ pub fn reconcile_statement(
     if !settled.is_empty() || !not_settled.is_empty() {
         booked = store.booked(None)?;
     }
-    let c = matching::compare(&booked, reach, &st.lines);
+    let c = matching::compare(&booked, reach, &st.lines, &mut phones);
     let summary_path = crate::report::summary_path(out);
     write::write(out, &summary_path, &c)?;
     let mut duplicates: Vec<(String, String)> = c

@@ -8,6 +8,7 @@
 //! (`payrun run`) calls the same [`scan`], so what `validate` accepts is
 //! exactly what `run` would pay.
 
+pub mod account;
 pub mod amount;
 pub mod columns;
 pub mod fields;
@@ -239,6 +240,9 @@ pub fn scan(
         ));
     }
     let mut payees_capped = false;
+    // A totals row found, kept until the data ends (used) or another row
+    // follows it (refused: a totals row is the last row of the data).
+    let mut pending_total: Option<(ControlTotal, Vec<String>)> = None;
     let mut raw = RawRow::default();
     while source
         .next_row(&mut raw)
@@ -260,14 +264,30 @@ pub fn scan(
             }
             continue;
         }
+        if let Some((total, cells)) = pending_total.take() {
+            summary.rejected += 1;
+            let rejected = Rejected {
+                row: total.row,
+                raw: cells,
+                errors: vec![FieldError {
+                    row: total.row,
+                    column: String::new(),
+                    value: String::new(),
+                    message: format!(
+                        "this row has no payee and its amount ({} {}) is the sum of the rows above, like a totals row, but row {} follows it: a totals row must be the last row of the data; move it to the end or remove it, or fill in the account and the payee if it is a payment",
+                        total.total, total.currency, raw.row
+                    ),
+                }],
+            };
+            if let Some(w) = rejected_out.as_mut() {
+                w.write(&rejected)?;
+            }
+            on_row(RowOutcome::Rejected(&rejected))?;
+        }
         match totals_row(&raw, validator.columns(), &summary, cfg) {
             Totals::Row => {}
             Totals::Matches(total) => {
-                summary.notices.push(format!(
-                    "row {} is a totals row ({} {}), equal to the sum of the rows above: used as a control total, not paid",
-                    raw.row, total.total, total.currency
-                ));
-                summary.control_total = Some(total);
+                pending_total = Some((total, raw.fields.iter().map(str::to_owned).collect()));
                 continue;
             }
             Totals::Differs(message) => {
@@ -332,6 +352,13 @@ pub fn scan(
                 on_row(RowOutcome::Rejected(&rejected))?;
             }
         }
+    }
+    if let Some((total, _)) = pending_total {
+        summary.notices.push(format!(
+            "row {} is a totals row ({} {}), equal to the sum of the rows above: used as a control total, not paid",
+            total.row, total.total, total.currency
+        ));
+        summary.control_total = Some(total);
     }
     summary.notices.extend(validator.number_column_notices());
     if summary.rows == 0 {
