@@ -153,6 +153,7 @@ fn ambiguous_execute_is_resent_and_recorded_executed_or_held_as_unknown() {
     // Under `hold`, the same answers park the payouts as unknown.
     let sb = Sandbox::start(SandboxConfig::default());
     let w = Work::new();
+    w.parked();
     let file = w.write("payroll.csv", &payroll(4, accounts));
     let out = w.run(
         &file,
@@ -209,6 +210,7 @@ fn reconcile_mark_records_the_operator_decision_in_the_report() {
     };
     let sb = Sandbox::start(SandboxConfig::default());
     let w = Work::new();
+    w.parked();
     let file = w.write("payroll.csv", &payroll(2, accounts));
     let out = w.run(&file, &sb.base_url(), &["--ambiguous", "hold"]);
     assert_eq!(code(&out), 3, "{}", text(&out));

@@ -379,6 +379,7 @@ fn show_event(e: &Event, say: Say) {
             "{}. Waiting for it (Ctrl-C to stop)",
             super::approve::unapproved_line(u).replace("nothing was executed: ", "")
         )),
+        Event::Settling(p) => say.info(&super::reconcile::settling_line(p)),
         Event::Skipped { rows } => say.info(&format!(
             "{rows} row(s) were already paid, are in flight, or were ended by earlier runs and are not \
              sent again; the report names the run and row of each"

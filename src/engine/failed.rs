@@ -8,12 +8,13 @@
 //! stale one is removed so the file beside a report always describes that
 //! report.
 
+use crate::config::Config;
 use crate::input;
 use crate::output::safe_cell;
 use crate::store::FailedRow;
 use crate::validate::columns::{Col, Columns};
 use anyhow::{Context, Result};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The column added after the input's own: why the row failed. Not a
@@ -23,16 +24,18 @@ pub const REASON_COLUMN: &str = "failure_reason";
 
 /// Writes `failed.csv` at `path` from `input` (the snapshot of the run's
 /// file) for the rows in `failed`; removes it when `failed` is empty.
-/// `mapping` is the config's `[columns]` table (to find a transaction id
-/// column under another header). Returns the path when written.
+/// `cfg` gives the config's `[columns]` table (to find a transaction id
+/// column under another header) and what validation reads the header row
+/// with (below a preamble, `validate::header`). Returns the path when
+/// written.
 pub fn write(
     path: &Path,
     input: &Path,
     sheet: Option<&str>,
-    encoding: Option<&str>,
-    mapping: &BTreeMap<String, String>,
+    cfg: &Config,
     failed: &[FailedRow],
 ) -> Result<Option<PathBuf>> {
+    let mapping = &cfg.columns;
     if failed.is_empty() {
         match std::fs::remove_file(path) {
             Ok(()) => {}
@@ -42,7 +45,8 @@ pub fn write(
         return Ok(None);
     }
     let by_row: HashMap<u64, &FailedRow> = failed.iter().map(|f| (f.row, f)).collect();
-    let mut source = input::open(input, sheet, encoding)?;
+    // The header row as validation found it (below a preamble, if any).
+    let (mut source, _) = crate::validate::header::open_payroll(input, sheet, cfg)?;
     let tmp = crate::report::temp_beside(path);
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
@@ -107,12 +111,8 @@ mod tests {
             failed(2, "execute_failed: X", "pr-2026-11-aaa"),
             failed(5, "=bad", "pr-2026-11-ccc"),
         ];
-        let none = BTreeMap::new();
-        assert!(
-            write(&out, &input, None, None, &none, &rows)
-                .unwrap()
-                .is_some()
-        );
+        let cfg = Config::default();
+        assert!(write(&out, &input, None, &cfg, &rows).unwrap().is_some());
         let text = std::fs::read_to_string(&out).unwrap();
         assert_eq!(
             text,
@@ -120,11 +120,7 @@ mod tests {
              A;1;pr-2026-11-aaa;execute_failed: X\nC;3;pr-2026-11-ccc;'=bad\n"
         );
         // No failed rows: the stale file goes.
-        assert!(
-            write(&out, &input, None, None, &none, &[])
-                .unwrap()
-                .is_none()
-        );
+        assert!(write(&out, &input, None, &cfg, &[]).unwrap().is_none());
         assert!(!out.exists());
     }
 
@@ -137,12 +133,41 @@ mod tests {
         std::fs::write(&input, "Réf,Compte,Montant\nR-1,A,1\n,B,2\n").unwrap();
         let out = dir.path().join("failed.csv");
         let rows = vec![failed(2, "x", "R-1"), failed(3, "y", "pr-2026-11-bbb")];
-        let mapping = BTreeMap::from([("Réf".to_string(), "transaction_id".to_string())]);
-        write(&out, &input, None, None, &mapping, &rows).unwrap();
+        let cfg = Config {
+            columns: std::collections::BTreeMap::from([(
+                "Réf".to_string(),
+                "transaction_id".to_string(),
+            )]),
+            ..Config::default()
+        };
+        write(&out, &input, None, &cfg, &rows).unwrap();
         let text = std::fs::read_to_string(&out).unwrap();
         assert_eq!(
             text,
             "Réf,Compte,Montant,failure_reason\nR-1,A,1,x\npr-2026-11-bbb,B,2,y\n"
+        );
+    }
+
+    /// Below a title row, failed.csv starts at the header validation found,
+    /// so it runs as it is.
+    #[test]
+    fn starts_at_the_header_row_below_a_title() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.csv");
+        let header = "account_id;amount;currency;payout_method_id;beneficiary_firstname;beneficiary_lastname";
+        std::fs::write(
+            &input,
+            format!("Paie de novembre;;\n\n{header}\nA;1;XOF;m;Awa;K\nB;2;XOF;m;Bo;L\n"),
+        )
+        .unwrap();
+        let out = dir.path().join("failed.csv");
+        let rows = vec![failed(5, "execute_failed: X", "pr-2026-11-bbb")];
+        write(&out, &input, None, &Config::default(), &rows).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            format!(
+                "{header};transaction_id;failure_reason\nB;2;XOF;m;Bo;L;pr-2026-11-bbb;execute_failed: X\n"
+            )
         );
     }
 }

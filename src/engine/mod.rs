@@ -36,6 +36,7 @@ pub mod repeat;
 mod resend;
 pub mod retry;
 mod schedule;
+pub mod settle;
 pub mod stops;
 pub mod verdict;
 
@@ -52,7 +53,6 @@ use crate::report;
 use crate::shutdown::Shutdown;
 use crate::store::{Db, RunLock, Store, Totals, Writer};
 use anyhow::{Context, Result, bail};
-use rand::Rng;
 use secrecy::SecretString;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -153,6 +153,9 @@ pub enum Event {
     Approved(Box<crate::store::ApprovalEvent>),
     /// No valid approval yet: waiting for one (the reason inside).
     AwaitingApproval(Box<gate::Unapproved>),
+    /// Asking the provider's status call before the verdict
+    /// (`settle_wait`): where it stands after a round.
+    Settling(crate::reconcile::poll::Progress),
 }
 
 /// How a run ended, for the command layer to show and map to an exit code.
@@ -254,16 +257,7 @@ async fn open_provider(
     match choice {
         ProviderChoice::Sandbox => {
             let db = db.file().context(SANDBOX_NEEDS_A_FILE)?;
-            let key = format!("sk_sandbox_{:016x}", rand::rng().random::<u64>());
-            let config = crate::sandbox::SandboxConfig {
-                api_key: key.clone(),
-                state_file: Some(sandbox_state_file(db)),
-                ..Default::default()
-            };
-            let running = crate::sandbox::start(config)
-                .await
-                .context("cannot start the built-in sandbox")?;
-            let client = Client::new(&running.base_url(), &SecretString::from(key))?;
+            let (running, client) = settle::builtin_sandbox(db).await?;
             notify(Event::SandboxStarted(running.base_url()));
             Ok(Provider {
                 client,
@@ -378,6 +372,7 @@ pub async fn run(
         }),
         None => None,
     };
+    let stop = shutdown.clone();
     let paid = pay_open(
         store,
         &provider.client,
@@ -394,11 +389,16 @@ pub async fn run(
     store.set_worker(None);
     // Settle what the provider can tell (its status call, if it has one).
     if !settings.engine.initiate_only && stats.stop.is_none() {
-        let limiter = crate::limiter::Limiter::new(crate::limiter::Settings::new(
-            settings.engine.rate,
-            settings.engine.max_concurrency,
-        ));
-        crate::reconcile::poll::poll(&mut store, &provider.client, &limiter, Some(run.id)).await?;
+        settle::before_verdict(
+            &mut store,
+            &provider.client,
+            &provider.name,
+            settings,
+            run.id,
+            stop,
+            notify,
+        )
+        .await?;
     }
     let counts = store.state_counts(run.id)?;
     if decide::run_settled(|s| counts.get(&s).copied().unwrap_or(0)) && stats.stop.is_none() {
@@ -431,8 +431,7 @@ pub async fn run(
             &failed_path,
             &snapshot.path,
             settings.sheet.as_deref(),
-            settings.config.encoding.as_deref(),
-            &settings.config.columns,
+            &settings.config,
             &store.failed_rows(run.id)?,
         )?
     } else {

@@ -26,11 +26,7 @@ pub fn audit(store: &Store, run: Option<i64>) -> Result<Vec<AuditLine>> {
     };
     let mut out = Vec::new();
     for run in runs {
-        // The run's four-eyes lines among its payouts' (same time format:
-        // a stable sort keeps each source's order).
-        let mut lines = store.audit(run)?;
-        lines.extend(crate::signoff::audit_lines(store, run)?);
-        lines.sort_by(|a, b| a[1].cmp(&b[1]));
+        let lines = crate::signoff::audit_trail(store, run)?;
         out.extend(lines.into_iter().map(|line| (run, line)));
     }
     Ok(out)

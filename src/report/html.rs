@@ -27,6 +27,10 @@ pub struct ApprovalPage {
     pub notices: Vec<String>,
     /// Four eyes: the preparer, the set to approve, the approval's standing.
     pub approval: Option<crate::signoff::Facts>,
+    /// The run's audit trail: (transaction id, time, action, from, to,
+    /// reason) of every settlement by a statement, a status call, an
+    /// operator or a re-send, and every override recorded.
+    pub audit: Vec<[String; 6]>,
 }
 
 /// HTML-escapes text for element content and quoted attributes.
@@ -85,6 +89,7 @@ pub fn gather(store: &Store, run_id: i64) -> Result<Option<ApprovalPage>> {
     Ok(Some(ApprovalPage {
         approval: crate::signoff::facts(store, run_id)?,
         totals: store.totals(run_id)?,
+        audit: crate::signoff::audit_trail(store, run_id)?,
         run,
         counts,
         rows,
@@ -113,6 +118,7 @@ pub fn render(p: &ApprovalPage) -> String {
          <h1>Payroll run {id}: approval</h1>\n<table>\
          <tr><th>File</th><td><code>{file}</code></td></tr>\
          <tr><th>SHA-256</th><td><code>{sha}</code></td></tr>\
+         <tr><th>Period</th><td>{period}</td></tr>\
          <tr><th>Label</th><td>{label}</td></tr>\
          <tr><th>Provider</th><td>{provider}</td></tr>\
          <tr><th>Created</th><td>{created}</td></tr>\
@@ -123,6 +129,11 @@ pub fn render(p: &ApprovalPage) -> String {
         file = escape(&run.file_path),
         sha = escape(&run.file_sha256),
         label = escape(&run.label),
+        period = if run.period.is_empty() {
+            "(none recorded: a run from before periods)".to_owned()
+        } else {
+            escape(&run.period)
+        },
         provider = escape(&run.provider),
         created = escape(&run.created_at),
         rows = run.rows_total,
@@ -177,10 +188,38 @@ pub fn render(p: &ApprovalPage) -> String {
             escape(&r.state)
         );
     }
+    h.push_str("</tbody></table>\n");
+    audit_section(&mut h, &p.audit);
     h.push_str(
-        "</tbody></table>\n<div class=\"sign\"><div>Approved by</div><div>Date</div><div>Signature</div></div>\n</body></html>\n",
+        "<div class=\"sign\"><div>Approved by</div><div>Date</div><div>Signature</div></div>\n</body></html>\n",
     );
     h
+}
+
+/// The audit section: every settlement (statement, status call, operator,
+/// re-send) and override of the run, in order, with its reason.
+fn audit_section(h: &mut String, audit: &[[String; 6]]) {
+    h.push_str("<h2>Audit trail</h2>\n");
+    if audit.is_empty() {
+        h.push_str(
+            "<p class=\"ok\">Nothing settled by a statement, a status call, an operator or a re-send, and nothing allowed beyond the rules.</p>\n",
+        );
+        return;
+    }
+    h.push_str("<table><thead><tr><th>Time</th><th>Transaction id</th><th>Action</th><th>From</th><th>To</th><th>Reason</th></tr></thead><tbody>\n");
+    for [tx, at, action, from, to, reason] in audit {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(at),
+            escape(tx),
+            escape(action),
+            escape(from),
+            escape(to),
+            escape(reason)
+        );
+    }
+    h.push_str("</tbody></table>\n");
 }
 
 /// Writes the approval page of `run_id` to `path` (whole or not at all).
@@ -245,6 +284,14 @@ mod tests {
             }],
             notices: vec!["a <b>notice</b>".into()],
             approval: None,
+            audit: vec![[
+                "tx-1".into(),
+                "2026-06-02T10:00:00.000Z".into(),
+                "statement".into(),
+                "unknown".into(),
+                "executed".into(),
+                "statement <releve>.csv (sha256 ab) line 4: Réussi".into(),
+            ]],
         }
     }
 
@@ -260,5 +307,10 @@ mod tests {
         }
         assert!(html.contains("25000 XOF"));
         assert!(html.contains("ab12"));
+        assert!(html.contains("<th>Period</th><td>2026-05</td>"), "{html}");
+        assert!(
+            html.contains("<td>statement</td><td>unknown</td><td>executed</td><td>statement &lt;releve&gt;.csv (sha256 ab) line 4: Réussi</td>"),
+            "{html}"
+        );
     }
 }

@@ -151,6 +151,17 @@ pub fn standing_if_any(store: &Store, run_id: i64) -> Result<Option<Standing>> {
     Ok(facts(store, run_id)?.map(|f| f.standing))
 }
 
+/// The run's audit trail: its payouts' lines (`Store::audit`) with its
+/// four-eyes lines among them in time order (one time format: a stable
+/// sort keeps each source's order) — for `reconcile --audit` and the
+/// approval page.
+pub fn audit_trail(store: &Store, run_id: i64) -> Result<Vec<[String; 6]>> {
+    let mut lines = store.audit(run_id)?;
+    lines.extend(audit_lines(store, run_id)?);
+    lines.sort_by(|a, b| a[1].cmp(&b[1]));
+    Ok(lines)
+}
+
 /// The run's four-eyes lines of the audit trail (`reconcile --audit`):
 /// who prepared it, each approval with its figures and digest, each
 /// revocation with its reason — as (transaction id, time, action, from,

@@ -190,10 +190,15 @@ pub struct Booked {
     pub row: u64,
     pub transaction_id: String,
     pub account_id: String,
-    /// The amount sent to the provider (what a statement shows).
+    /// The amount sent to the provider (digits, in the configured unit).
     pub wire_amount: Decimal,
+    /// The amount in the currency's major unit, as the row gave it.
+    pub amount: Decimal,
     pub currency: String,
     pub state: State,
+    /// When the execute was recorded (else the last change, else the
+    /// initiation), as stored: the day a statement lists it under.
+    pub sent_at: String,
 }
 
 /// The suffix given to the transaction id of a cancelled payout that was

@@ -12,6 +12,7 @@ pub mod account;
 pub mod amount;
 pub mod columns;
 pub mod fields;
+pub mod header;
 mod ids;
 pub mod number;
 mod numeric;
@@ -23,7 +24,7 @@ pub use row::Validator;
 use sheet::{Totals, skip_rule, totals_row};
 
 use crate::config::Config;
-use crate::input::{self, RawRow};
+use crate::input::RawRow;
 use crate::output::safe_cell;
 use crate::payout::Payout;
 use anyhow::{Context, Result};
@@ -160,7 +161,7 @@ pub fn scan(
     opts: &ScanOptions,
     mut on_row: impl FnMut(RowOutcome<'_>) -> Result<()>,
 ) -> Result<Summary> {
-    let mut source = input::open(path, opts.sheet.as_deref(), cfg.encoding.as_deref())?;
+    let (mut source, preamble) = header::open_payroll(path, opts.sheet.as_deref(), cfg)?;
     let unknown = source.hidden_rows_unknown();
     if let Some(ext) = &unknown
         && !opts.assume_no_hidden_rows
@@ -193,17 +194,7 @@ pub fn scan(
         );
     }
     let header = source.header();
-    let mut optional = Vec::new();
-    if cfg
-        .default_payout_method_id
-        .as_deref()
-        .is_some_and(|m| !m.trim().is_empty())
-    {
-        optional.push(columns::Col::PayoutMethodId);
-    }
-    if cfg.default_currency.is_some() {
-        optional.push(columns::Col::Currency);
-    }
+    let optional = header::optional_columns(cfg);
     let sheets = source.sheets();
     let columns = columns::Columns::resolve(header.fields.iter(), &cfg.columns, &optional)
         .map_err(|e| {
@@ -235,6 +226,7 @@ pub fn scan(
         notices: source.notices(),
         ..Summary::default()
     };
+    summary.notices.extend(preamble);
     if let Some(ext) = &unknown {
         summary.notices.push(format!(
             "hidden or filtered rows were not looked for: a .{ext} workbook does not show them to payrun (--assume-no-hidden-rows); save it as .xlsx to have them checked"

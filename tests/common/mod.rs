@@ -14,6 +14,10 @@ use std::process::{Command, Output};
 
 pub const KEY: &str = "sk_sandbox_test";
 
+/// The config line that keeps runs from asking the status call before
+/// their verdict (see [`Work::parked`]).
+pub const NO_SETTLE_WAIT: &str = "settle_wait = \"0s\"\n";
+
 /// Retry backoff base for every run the tests start (`PAYRUN_BACKOFF_MS`):
 /// the real retry policy, with waits short enough that no test sleeps on
 /// backoff meant for a real provider.
@@ -95,6 +99,13 @@ impl Work {
         let p = self.path(name);
         std::fs::write(&p, text).unwrap();
         p
+    }
+    /// A `payrun.toml` with `settle_wait = "0s"`: runs do not ask the
+    /// sandbox's status call before their verdict, so what an ambiguous
+    /// answer parks (`unknown`, `processing`) stays parked for the test.
+    pub fn parked(&self) -> &Work {
+        self.write("payrun.toml", NO_SETTLE_WAIT);
+        self
     }
     pub fn db(&self) -> PathBuf {
         self.path("payrun.db")
