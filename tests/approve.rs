@@ -314,7 +314,7 @@ fn initiate_only_never_executes_even_when_approved() {
 }
 
 #[test]
-fn a_file_run_can_wait_for_the_approval_and_ctrl_c_ends_the_wait() {
+fn a_file_run_waits_for_the_approval_and_ctrl_c_ends_the_wait() {
     let sb = non_idempotent();
     let (w, file) = four_eyes(3);
     w.write(
@@ -324,19 +324,7 @@ fn a_file_run_can_wait_for_the_approval_and_ctrl_c_ends_the_wait() {
     let url = sb.base_url();
     let out = run_as(&w, "ama", &file, &url, &["--initiate-only"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
-    let mut waiting = w
-        .run_cmd(&file, &url, &[])
-        .env("USER", "ama")
-        .env("PAYRUN_APPROVAL_POLL_MS", "20")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(waiting.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("Waiting for it") {
-        line.clear();
-        assert!(err.read_line(&mut line).unwrap() > 0, "the run ended");
-    }
+    let (mut waiting, mut err) = wait_for_approval(w.run_cmd(&file, &url, &[]).env("USER", "ama"));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(waiting.id() as i32, libc::SIGINT) };
     let status = waiting.wait().unwrap();
@@ -345,6 +333,39 @@ fn a_file_run_can_wait_for_the_approval_and_ctrl_c_ends_the_wait() {
     assert_eq!(status.code(), Some(1), "{rest}");
     assert!(rest.contains("nothing was executed"), "{rest}");
     assert_eq!(debits(&sb), 0);
+    // Waiting again, while Kofi approves on the same machine: the run
+    // sees it (the approver takes no run lock) and pays, once each.
+    let (mut waiting, mut err) = wait_for_approval(w.run_cmd(&file, &url, &[]).env("USER", "ama"));
+    let out = payrun_as(&w, "kofi", &["approve", "1", "--as", "Kofi", "--yes"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let status = waiting.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert_eq!(status.code(), Some(0), "{rest}");
+    let ledger = sb.ledger();
+    assert!(
+        ledger.transactions.iter().all(|t| t.debits == 1),
+        "{ledger:?}"
+    );
+}
+
+/// Starts `cmd` (a run that will find no approval) and returns once it
+/// says it waits, with the rest of its stderr to read.
+fn wait_for_approval(
+    cmd: &mut Command,
+) -> (std::process::Child, BufReader<std::process::ChildStderr>) {
+    let mut child = cmd
+        .env("PAYRUN_APPROVAL_POLL_MS", "20")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("Waiting for it") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the run ended");
+    }
+    (child, err)
 }
 
 #[test]

@@ -76,6 +76,7 @@ pub struct SetDigest {
     sha: Sha256,
     figures: Figures,
     payouts: u64,
+    not_initiated: u64,
 }
 
 impl Default for SetDigest {
@@ -90,6 +91,18 @@ impl SetDigest {
             sha: Sha256::new(),
             figures: Figures::new(),
             payouts: 0,
+            not_initiated: 0,
+        }
+    }
+
+    /// A row of [`set_sql`]: an accepted initiation joins the set, a
+    /// payout not initiated yet is counted.
+    pub(crate) fn add_row(&mut self, (item, state): (Item, State)) -> Result<()> {
+        if ACCEPTED.contains(&state) {
+            self.add(&item)
+        } else {
+            self.not_initiated += 1;
+            Ok(())
         }
     }
 
@@ -120,12 +133,12 @@ impl SetDigest {
         Ok(())
     }
 
-    pub fn finish(self, not_initiated: u64) -> PayoutSet {
+    pub fn finish(self) -> PayoutSet {
         PayoutSet {
             figures: self.figures,
             payouts: self.payouts,
             digest: hex::encode(self.sha.finalize()),
-            not_initiated,
+            not_initiated: self.not_initiated,
         }
     }
 }
@@ -447,7 +460,7 @@ mod tests {
         for i in items {
             d.add(i).unwrap();
         }
-        d.finish(0)
+        d.finish()
     }
 
     #[test]

@@ -6,7 +6,6 @@
 use super::Pg;
 use super::import::Import;
 use super::schema::NOW;
-use crate::machine::ACCEPTED;
 use crate::store::approvals::{
     self, Action, ApprovalEvent, Change, Changes, EVENT_COLS, NewApproval, PayoutSet, Preparer,
     SetDigest,
@@ -45,22 +44,16 @@ impl Import<'_> {
 fn payout_set_in(tx: &mut Transaction<'_>, run_id: i64) -> Result<PayoutSet> {
     let portal = tx.bind(&approvals::set_sql(&run_of(1)), &[&run_id])?;
     let mut digest = SetDigest::new();
-    let mut not_initiated = 0;
     loop {
         let rows = tx.query_portal(&portal, FETCH)?;
         if rows.is_empty() {
             break;
         }
         for r in &rows {
-            let (item, state) = approvals::set_item(r)?;
-            if ACCEPTED.contains(&state) {
-                digest.add(&item)?;
-            } else {
-                not_initiated += 1;
-            }
+            digest.add_row(approvals::set_item(r)?)?;
         }
     }
-    Ok(digest.finish(not_initiated))
+    Ok(digest.finish())
 }
 
 impl Pg {

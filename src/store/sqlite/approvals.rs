@@ -6,7 +6,6 @@
 use super::Sqlite;
 use super::import::Import;
 use super::sql::NOW;
-use crate::machine::ACCEPTED;
 use crate::store::approvals::{
     self, Action, ApprovalEvent, Change, Changes, EVENT_COLS, NewApproval, PayoutSet, Preparer,
     SetDigest,
@@ -44,16 +43,10 @@ fn payout_set_in(conn: &Connection, run_id: i64) -> Result<PayoutSet> {
     let mut stmt = conn.prepare(&approvals::set_sql(&run_range(1)))?;
     let mut rows = stmt.query([run_id])?;
     let mut digest = SetDigest::new();
-    let mut not_initiated = 0;
     while let Some(r) = rows.next()? {
-        let (item, state) = approvals::set_item(r)?;
-        if ACCEPTED.contains(&state) {
-            digest.add(&item)?;
-        } else {
-            not_initiated += 1;
-        }
+        digest.add_row(approvals::set_item(r)?)?;
     }
-    Ok(digest.finish(not_initiated))
+    Ok(digest.finish())
 }
 
 impl Sqlite {
