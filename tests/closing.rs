@@ -243,7 +243,7 @@ fn initiate_only_writes_control_totals_and_expect_total_guards_the_execute() {
         "{}",
         text(&out)
     );
-    let approval = read_csv(&w.path("approval.csv"));
+    let approval = read_csv(&w.path("approval-run-1.csv"));
     assert_eq!(approval[0].iter().collect::<Vec<_>>(), ["XOF", "3", "3003"]);
 
     for wrong in [

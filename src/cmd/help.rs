@@ -15,7 +15,7 @@ Exit codes: 0 every row is valid; 1 the file could not be validated at all
 pub const RUN: &str = "\
 Examples:
   payrun run samples/payroll.csv --sandbox            # rehearse, no money moves
-  payrun run payroll.csv --initiate-only              # initiate, write approval.html
+  payrun run payroll.csv --initiate-only              # initiate, write approval-run-N.html
   PAYRUN_API_KEY=... payrun run payroll.csv           # pay (resumes if interrupted)
   payrun run payroll.csv --db postgres://pay@db/pay   # one of several workers on one run
 
@@ -63,7 +63,7 @@ Exit codes: 0 nothing left unknown, or the mark was recorded; 1 an error
 
 pub const SUMMARY: &str = "\
 Example:
-  payrun summary 3 --html approval.html
+  payrun summary 3 --html run-3-approval.html
 
 Reads the database only; needs no API key (PAYRUN_API_KEY is not used).
 

@@ -12,11 +12,12 @@ use crate::machine::decide::Verdict;
 use crate::output::safe_cell;
 use crate::provider::Client;
 use crate::reconcile::guard;
+use crate::report::guard::Files;
 use crate::store::{Store, Unresolved};
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::help::RECONCILE)]
@@ -121,11 +122,11 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
         if let Some(e) = write_error {
             return Err(e.into());
         }
-        rewrite_reports(&store, runs);
+        rewrite_reports(&store, runs, &inputs(&args, &db)?);
         return Ok(Exit::Ok);
     }
     if let Some(path) = &args.statement {
-        return statement(&args, &mut store, path, &mut out);
+        return statement(&args, &db, &mut store, path, &mut out);
     }
     if args.poll {
         return poll(&args, &mut store, &mut out);
@@ -139,17 +140,48 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
         return Ok(Exit::Ok);
     }
     drop(out);
-    resend(&args, &mut store, unresolved)
+    resend(&args, &db, &mut store, unresolved)
 }
 
-/// `--statement FILE`: match, settle, write, print the summary.
+/// What `reconcile` reads or keeps, which no file it writes may be: the
+/// config and the files it names, the database.
+fn inputs(args: &ReconcileArgs, db: &crate::store::Db) -> Result<Files> {
+    let mut files = Files::new();
+    files
+        .config(&Config::load(args.config.as_deref())?)
+        .checkpoint(db);
+    Ok(files)
+}
+
+/// `--statement FILE`: match, settle, write, print the summary. The
+/// reconciliation and its summary are never the statement, the database,
+/// the config or a payroll of the runs it speaks about (checked before
+/// anything is settled).
 fn statement(
     args: &ReconcileArgs,
+    db: &crate::store::Db,
     store: &mut Store,
     path: &std::path::Path,
     out: &mut impl Write,
 ) -> Result<Exit> {
     let cfg = Config::load(args.config.as_deref())?;
+    let mut files = inputs(args, db)?;
+    files.input("statement", path);
+    for run in store.runs()? {
+        if args.run.is_none_or(|r| r == run.id) {
+            files.input(
+                &format!("payroll of run {}", run.id),
+                Path::new(&run.file_path),
+            );
+        }
+    }
+    files
+        .output("reconciliation", &args.output)
+        .output(
+            "reconciliation summary",
+            &crate::report::summary_path(&args.output),
+        )
+        .check()?;
     let spec = cfg.statement.clone().unwrap_or_default();
     let closed = crate::reconcile::reconcile_statement(
         store,
@@ -234,7 +266,7 @@ fn client(args: &ReconcileArgs) -> Result<Client> {
         .or(cfg.base_url.clone())
         .context("no provider URL: pass --base-url or set base_url in the config")?;
     let profile = cfg.profile()?;
-    Client::with_profile(&base_url, &cfg.api_key()?, profile)
+    Client::with_profile(&base_url, &super::api_key(&cfg)?, profile)
 }
 
 /// Lists every payout that is not final (and every unknown one), with what
@@ -298,10 +330,11 @@ fn runs_of(store: &Store, ids: &[String]) -> Result<BTreeSet<i64>> {
 
 /// Writes each run's recorded report again, so it never says `unknown` for
 /// a payout just settled. The settlement is already committed: a report
-/// that cannot be written is a warning naming the command that retries it.
-fn rewrite_reports(store: &Store, runs: BTreeSet<i64>) {
+/// that cannot be written (or whose path is now one of `inputs`) is a
+/// warning naming the command that retries it.
+fn rewrite_reports(store: &Store, runs: BTreeSet<i64>, inputs: &Files) {
     for run in runs {
-        match crate::report::rewrite_recorded(store, run) {
+        match crate::report::rewrite_recorded(store, run, inputs) {
             Ok(Some(path)) => eprintln!("report of run {run} updated: {}", path.display()),
             Ok(None) => eprintln!(
                 "run {run} has no recorded report; write one with `payrun report --run {run} --out report.csv`"
@@ -314,7 +347,12 @@ fn rewrite_reports(store: &Store, runs: BTreeSet<i64>) {
     }
 }
 
-fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) -> Result<Exit> {
+fn resend(
+    args: &ReconcileArgs,
+    db: &crate::store::Db,
+    store: &mut Store,
+    unresolved: Vec<Unresolved>,
+) -> Result<Exit> {
     let cfg = Config::load(args.config.as_deref())?;
     let base_url = args
         .base_url
@@ -322,7 +360,7 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
         .or(cfg.base_url.clone())
         .context("no provider URL: pass --base-url or set base_url in the config")?;
     let profile = cfg.profile()?;
-    let client = Client::with_profile(&base_url, &cfg.api_key()?, profile)?;
+    let client = Client::with_profile(&base_url, &super::api_key(&cfg)?, profile)?;
     // Never re-send a payout to a provider its run was not made against.
     let mut refused = Vec::new();
     for u in &unresolved {
@@ -368,7 +406,7 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
     if let Some(e) = write_error {
         return Err(e.into());
     }
-    rewrite_reports(store, runs);
+    rewrite_reports(store, runs, &inputs(args, db)?);
     if ended.interrupted {
         eprintln!(
             "payrun: stopped; {} payout(s) not settled. Nothing is left half-sent: run \

@@ -5,18 +5,21 @@
 //! the file beside a report always describes that report.
 
 use crate::input;
-use crate::output::safe_cell;
+use crate::output::{AtomicFile, safe_cell};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// The column added after the input's own: why the row failed. Not a
-/// column payrun reads, so the file runs as it is.
-pub const REASON_COLUMN: &str = "failure_reason";
+/// The column added after the input's own: why the row failed. payrun
+/// ignores it when reading, so the file runs as it is; as the last column
+/// it also tells payrun the file is its own (`output::written_by_payrun`):
+/// its cells went through the formula guard, undone when it is read.
+pub const REASON_COLUMN: &str = crate::output::FAILED_REASON_COLUMN;
 
 /// Writes `failed.csv` at `path` from `input` (the snapshot of the run's
 /// file) for the rows in `failed` (row number, reason); removes it when
-/// `failed` is empty. Returns the path when written.
+/// `failed` is empty. Returns the path when written. Every cell goes
+/// through the formula guard (`output::safe_cell`).
 pub fn write(
     path: &Path,
     input: &Path,
@@ -34,32 +37,31 @@ pub fn write(
     }
     let reasons: HashMap<u64, &str> = failed.iter().map(|(r, m)| (*r, m.as_str())).collect();
     let mut source = input::open(input, sheet, encoding)?;
-    let tmp = crate::report::temp_beside(path);
-    let file =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let mut pending = AtomicFile::create(path)?;
+    let tmp = pending.temp_path().to_path_buf();
     let mut out = csv::WriterBuilder::new()
         .delimiter(source.delimiter())
         .flexible(true)
-        .from_writer(file);
-    let mut header: Vec<String> = source.header().fields.iter().map(str::to_string).collect();
+        .from_writer(pending.file_mut());
+    let guarded = |cells: &mut dyn Iterator<Item = &str>| -> Vec<String> {
+        cells.map(|c| safe_cell(c).into_owned()).collect()
+    };
+    let mut header = guarded(&mut source.header().fields.iter());
     header.push(REASON_COLUMN.to_string());
     out.write_record(&header)?;
     let mut row = input::RawRow::default();
     while source.next_row(&mut row)? {
         if let Some(reason) = reasons.get(&row.row) {
-            let mut cells: Vec<String> = row.fields.iter().map(str::to_string).collect();
+            let mut cells = guarded(&mut row.fields.iter());
             cells.resize(header.len() - 1, String::new());
             cells.push(safe_cell(reason).into_owned());
             out.write_record(&cells)?;
         }
     }
-    let file = out
-        .into_inner()
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {}", tmp.display(), e.error()))?;
-    file.sync_all()
+    out.flush()
         .with_context(|| format!("cannot write {}", tmp.display()))?;
-    drop(file);
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    drop(out);
+    pending.commit()?;
     Ok(Some(path.to_path_buf()))
 }
 

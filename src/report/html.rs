@@ -1,5 +1,5 @@
-//! The approval page (`payrun summary RUN --html FILE`, and `approval.html`
-//! beside the report after `--initiate-only`): one self-contained HTML file
+//! The approval page (`payrun summary RUN --html FILE`, and
+//! `approval-run-N.html` beside the report after `--initiate-only`): one self-contained HTML file
 //! a manager can read and print before money moves — the run, the file and
 //! its SHA-256, counts and totals per currency, every beneficiary with the
 //! amount, and the notices (rejected rows, unknown payouts, other runs of a
@@ -12,9 +12,6 @@ use anyhow::Result;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
-
-/// The page's name beside the report after `--initiate-only`.
-pub const APPROVAL_FILE: &str = "approval.html";
 
 /// Everything the page shows, gathered from the store.
 #[derive(Debug, Clone)]
@@ -95,15 +92,44 @@ code{font-size:.9em;word-break:break-all}.notice{color:#8a4b00}.ok{color:#1d6b1d
 .sign{margin-top:3em;display:flex;gap:4em}.sign div{border-top:1px solid #111;padding-top:.3em;width:14em}\
 @media print{body{margin:1cm;font-size:11px}thead{display:table-header-group}tr{page-break-inside:avoid}}";
 
+/// One part of the page, written into it in order.
+type Section = fn(&ApprovalPage, &mut String);
+
+/// The page's parts, top to bottom. A new part (a second approver's
+/// sign-off, the overrides a run was made with) is a function here and a
+/// line in this list; each part takes what it shows from the
+/// [`ApprovalPage`] (add a field there, filled by [`gather`]).
+const SECTIONS: &[Section] = &[
+    run_section,
+    totals_section,
+    notices_section,
+    beneficiaries_section,
+    sign_off_section,
+];
+
 /// The page as one HTML document.
 pub fn render(p: &ApprovalPage) -> String {
     let mut h = String::new();
-    let run = &p.run;
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>payrun run {id}: approval</title><style>{CSS}</style></head><body>\n\
-         <h1>Payroll run {id}: approval</h1>\n<table>\
+         <meta name=\"payrun-run\" content=\"{id}\">\
+         <title>payrun run {id}: approval</title><style>{CSS}</style></head><body>\n",
+        id = p.run.id,
+    );
+    for section in SECTIONS {
+        section(p, &mut h);
+    }
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// The run: its number, file, SHA-256, label, provider, rows and states.
+fn run_section(p: &ApprovalPage, h: &mut String) {
+    let run = &p.run;
+    let _ = write!(
+        h,
+        "<h1>Payroll run {id}: approval</h1>\n<table>\
          <tr><th>File</th><td><code>{file}</code></td></tr>\
          <tr><th>SHA-256</th><td><code>{sha}</code></td></tr>\
          <tr><th>Label</th><td>{label}</td></tr>\
@@ -127,6 +153,10 @@ pub fn render(p: &ApprovalPage) -> String {
                 .join(", ")
         ),
     );
+}
+
+/// Count and total per currency, with the breakdown per state.
+fn totals_section(p: &ApprovalPage, h: &mut String) {
     h.push_str("<h2>Totals per currency</h2>\n<table><thead><tr><th>Currency</th><th>Payouts</th><th>Total</th><th>By state</th></tr></thead><tbody>\n");
     for (currency, states) in &p.totals {
         let count: u64 = states.values().map(|t| t.count).sum();
@@ -142,16 +172,25 @@ pub fn render(p: &ApprovalPage) -> String {
             b = escape(&by_state.join(", "))
         );
     }
-    h.push_str("</tbody></table>\n<h2>Notices</h2>\n");
+    h.push_str("</tbody></table>\n");
+}
+
+/// Rejected rows, unknown payouts, other runs of a file of the same name.
+fn notices_section(p: &ApprovalPage, h: &mut String) {
+    h.push_str("<h2>Notices</h2>\n");
     if p.notices.is_empty() {
         h.push_str("<p class=\"ok\">No notices: every row passed validation.</p>\n");
-    } else {
-        h.push_str("<ul>\n");
-        for n in &p.notices {
-            let _ = writeln!(h, "<li class=\"notice\">{}</li>", escape(n));
-        }
-        h.push_str("</ul>\n");
+        return;
     }
+    h.push_str("<ul>\n");
+    for n in &p.notices {
+        let _ = writeln!(h, "<li class=\"notice\">{}</li>", escape(n));
+    }
+    h.push_str("</ul>\n");
+}
+
+/// Every beneficiary: row, name, account, transaction id, amount, state.
+fn beneficiaries_section(p: &ApprovalPage, h: &mut String) {
     h.push_str("<h2>Beneficiaries</h2>\n<table><thead><tr><th>Row</th><th>Beneficiary</th><th>Account</th><th>Transaction id</th><th>Amount</th><th>State</th></tr></thead><tbody>\n");
     for r in &p.rows {
         let _ = writeln!(
@@ -166,10 +205,14 @@ pub fn render(p: &ApprovalPage) -> String {
             escape(&r.state)
         );
     }
+    h.push_str("</tbody></table>\n");
+}
+
+/// Lines for the approver: name, date, signature.
+fn sign_off_section(_: &ApprovalPage, h: &mut String) {
     h.push_str(
-        "</tbody></table>\n<div class=\"sign\"><div>Approved by</div><div>Date</div><div>Signature</div></div>\n</body></html>\n",
+        "<div class=\"sign\"><div>Approved by</div><div>Date</div><div>Signature</div></div>\n",
     );
-    h
 }
 
 /// Writes the approval page of `run_id` to `path` (whole or not at all).
