@@ -31,19 +31,7 @@ fn payrun(dir: &Path, args: &[&str]) -> Output {
 
 /// `payrun run FILE --report REPORT` in the test folder, as `Work::run`.
 fn run_to(w: &Work, file: &Path, base_url: &str, report: &str, extra: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_payrun"));
-    cmd.current_dir(w.dir.path())
-        .env("PAYRUN_API_KEY", KEY)
-        .env("XDG_DATA_HOME", w.path("data"))
-        .env("PAYRUN_BACKOFF_MS", TEST_BACKOFF_MS)
-        .env_remove("RUST_LOG")
-        .arg("run")
-        .arg(file)
-        .args(["--base-url", base_url, "--db"])
-        .arg(w.db())
-        .args(["--report", report, "--quiet"])
-        .args(extra);
-    cmd
+    w.run_cmd_to(file, base_url, Path::new(report), extra)
 }
 
 /// Nothing was sent to the sandbox.
@@ -241,6 +229,26 @@ fn reconcile_never_writes_over_the_statement_or_the_database() {
     );
     let db = w.db().display().to_string();
     let before = [sha256(&statement), sha256(&w.db()), sha256(&file)];
+    for (output, what) in [
+        ("reconciliation.csv", "it is the statement"),
+        (db.as_str(), "it is the database"),
+        ("payroll.csv", "it is the payroll of run 1"),
+    ] {
+        let out = payrun(
+            w.dir.path(),
+            &[
+                "reconcile",
+                "--statement",
+                "reconciliation.csv",
+                "--output",
+                output,
+                "--db",
+                &db,
+            ],
+        );
+        refused(&out, what);
+    }
+    // The default `--output` is reconciliation.csv: the statement here.
     let out = payrun(
         w.dir.path(),
         &[
@@ -252,32 +260,6 @@ fn reconcile_never_writes_over_the_statement_or_the_database() {
         ],
     );
     refused(&out, "it is the statement");
-    let out = payrun(
-        w.dir.path(),
-        &[
-            "reconcile",
-            "--statement",
-            "reconciliation.csv",
-            "--output",
-            &db,
-            "--db",
-            &db,
-        ],
-    );
-    refused(&out, "it is the database");
-    let out = payrun(
-        w.dir.path(),
-        &[
-            "reconcile",
-            "--statement",
-            "reconciliation.csv",
-            "--output",
-            "payroll.csv",
-            "--db",
-            &db,
-        ],
-    );
-    refused(&out, "it is the payroll of run 1");
     assert_eq!([sha256(&statement), sha256(&w.db()), sha256(&file)], before);
 }
 

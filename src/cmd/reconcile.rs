@@ -353,14 +353,7 @@ fn resend(
     store: &mut Store,
     unresolved: Vec<Unresolved>,
 ) -> Result<Exit> {
-    let cfg = Config::load(args.config.as_deref())?;
-    let base_url = args
-        .base_url
-        .clone()
-        .or(cfg.base_url.clone())
-        .context("no provider URL: pass --base-url or set base_url in the config")?;
-    let profile = cfg.profile()?;
-    let client = Client::with_profile(&base_url, &super::api_key(&cfg)?, profile)?;
+    let client = client(args)?;
     // Never re-send a payout to a provider its run was not made against.
     let mut refused = Vec::new();
     for u in &unresolved {

@@ -103,6 +103,16 @@ impl Work {
     }
     /// `payrun run FILE` against `base_url` with the test key.
     pub fn run_cmd(&self, file: &Path, base_url: &str, extra: &[&str]) -> Command {
+        self.run_cmd_to(file, base_url, &self.report(), extra)
+    }
+    /// [`Work::run_cmd`] with the report written to `report`.
+    pub fn run_cmd_to(
+        &self,
+        file: &Path,
+        base_url: &str,
+        report: &Path,
+        extra: &[&str],
+    ) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_payrun"));
         cmd.current_dir(self.dir.path())
             .env("PAYRUN_API_KEY", KEY)
@@ -117,7 +127,7 @@ impl Work {
             .arg("--db")
             .arg(self.db())
             .arg("--report")
-            .arg(self.report())
+            .arg(report)
             .arg("--quiet")
             .args(extra);
         cmd
