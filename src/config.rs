@@ -4,6 +4,9 @@
 //! override the file; the merge happens once, in `cmd`. A leaf: it imports
 //! no other module of payrun.
 
+mod statement;
+pub use statement::{DateOrder, StatementSpec, parse_duration};
+
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -153,6 +156,11 @@ impl<'de> Deserialize<'de> for RateSetting {
 /// finishes, so one poison row costs one extra run, never the payroll.
 pub const DEFAULT_MAX_ATTEMPTS_TOTAL: u32 = 16;
 
+/// Default `settle_wait`: a few seconds, enough for a provider that settles
+/// within moments of the execute without holding up a run's verdict; slow
+/// providers are settled by `payrun reconcile --poll --until-settled`.
+pub const DEFAULT_SETTLE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Default cap on requests in flight: enough to hide a provider latency of a
 /// few hundred milliseconds at the default rate.
 pub const DEFAULT_CONCURRENCY: usize = 16;
@@ -270,6 +278,10 @@ pub struct Config {
     /// Requests one payout may use across all runs before an initiation
     /// that never gets a final answer is set aside (`set_aside`).
     pub max_attempts_total: Option<u32>,
+    /// How long a run keeps asking the provider's status call about its
+    /// `processing`/`unknown` payouts before its verdict (`"30s"`, `"2m"`;
+    /// `"0s"`: not at all); default [`DEFAULT_SETTLE_WAIT`].
+    pub settle_wait: Option<String>,
     // --- report keys: spreadsheet-ready outputs (README, "The report") ---
     /// The language of the report's and the approval page's headers.
     pub report_language: Option<ReportLanguage>,
@@ -354,6 +366,12 @@ impl Config {
         if let Some(n) = cfg.concurrency {
             check_concurrency(n).map_err(|e| anyhow::anyhow!("`concurrency` {e}"))?;
         }
+        if let Some(t) = &cfg.settle_wait {
+            parse_duration(t).map_err(|e| anyhow::anyhow!("`settle_wait` {e}"))?;
+        }
+        if let Some(st) = &cfg.statement {
+            st.check()?;
+        }
         Ok(cfg)
     }
 
@@ -413,6 +431,13 @@ impl Config {
             .unwrap_or(DEFAULT_MAX_ATTEMPTS_TOTAL)
             .max(1)
     }
+    /// `settle_wait`, else [`DEFAULT_SETTLE_WAIT`].
+    pub fn settle_wait(&self) -> std::time::Duration {
+        self.settle_wait
+            .as_deref()
+            .and_then(|t| parse_duration(t).ok())
+            .unwrap_or(DEFAULT_SETTLE_WAIT)
+    }
     pub fn ambiguous(&self) -> Ambiguous {
         self.ambiguous.unwrap_or_default()
     }
@@ -445,6 +470,7 @@ impl Config {
             max_attempts_total: Some(self.max_attempts_total()),
             report_language: Some(self.report_language()),
             repeat_window_days: Some(self.repeat_window_days()),
+            settle_wait: Some(format!("{}ms", self.settle_wait().as_millis())),
             ..self.clone()
         }
     }
@@ -473,27 +499,6 @@ pub enum NumberFormat {
 pub struct SkipRule {
     pub column: String,
     pub values: Vec<String>,
-}
-
-/// The `[statement]` config section. Each column key lists the headers it
-/// may have (compared like payroll headers: case, spaces, `_` and `-`
-/// ignored); each status key lists the provider's own words for it. Absent
-/// keys take the defaults, which read the sandbox statement in English and
-/// French.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct StatementSpec {
-    pub transaction_id: Option<Vec<String>>,
-    pub account: Option<Vec<String>>,
-    pub amount: Option<Vec<String>>,
-    pub currency: Option<Vec<String>>,
-    pub status: Option<Vec<String>>,
-    /// Status words meaning the payout was paid.
-    pub paid: Option<Vec<String>>,
-    /// Status words meaning the payout failed and no money moved.
-    pub failed: Option<Vec<String>>,
-    /// Status words meaning the provider has not settled it yet.
-    pub not_final: Option<Vec<String>>,
 }
 
 pub mod key;

@@ -1,8 +1,9 @@
-//! Output helpers shared by every writer of user-facing files: the rule
-//! that keeps untrusted text from becoming a spreadsheet formula, its exact
-//! inverse for reading back the files payrun wrote (`failed.csv`,
-//! `rejected.csv`), and the one way files are written ([`atomic`]: whole or
-//! not at all, an existing file's permissions kept). A leaf.
+//! Output helpers shared by every writer of user-facing files and
+//! messages: the rule that keeps untrusted text from becoming a spreadsheet
+//! formula, its exact inverse for reading back the files payrun wrote
+//! (`failed.csv`, `rejected.csv`), a value quoted the way a person reads
+//! it, and the one way files are written ([`atomic`]: whole or not at all,
+//! an existing file's permissions kept). A leaf.
 
 pub mod atomic;
 
@@ -63,9 +64,48 @@ pub fn written_by_payrun<'a>(header: impl DoubleEndedIterator<Item = &'a str>) -
         .is_some_and(|last| last == FAILED_REASON_COLUMN || last == REJECTED_REASONS_COLUMN)
 }
 
+/// Characters of a value quoted in a message: enough to recognise it, short
+/// enough that a pasted paragraph does not drown the explanation.
+pub const SHOWN_CHARS: usize = 60;
+
+/// A value quoted in a message as a person reads it on screen: between
+/// double quotes, a no-break or narrow space shown as the space it looks
+/// like (never a Rust escape such as `\u{a0}`), a line break or tab as one
+/// space, other invisible characters (byte-order marks, zero-width spaces)
+/// dropped, and at most [`SHOWN_CHARS`] characters.
+pub fn shown(value: &str) -> String {
+    let mut out = String::from("\"");
+    let mut kept = 0;
+    for c in value.chars() {
+        if kept == SHOWN_CHARS {
+            out.push('…');
+            break;
+        }
+        match c {
+            '\u{feff}' | '\u{200b}'..='\u{200f}' | '\u{2060}' | '\u{ad}' => continue,
+            c if c.is_whitespace() => out.push(' '),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+        kept += 1;
+    }
+    out.push('"');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_are_shown_as_a_person_reads_them() {
+        assert_eq!(shown("496\u{a0}611"), "\"496 611\"");
+        assert_eq!(shown("1\u{202f}250,50"), "\"1 250,50\"");
+        assert_eq!(shown("\u{feff}Réf\tx\n"), "\"Réf x \"");
+        assert_eq!(shown("Zoë \"Z\""), "\"Zoë \"Z\"\"");
+        let long = "x".repeat(100);
+        assert_eq!(shown(&long), format!("\"{}…\"", "x".repeat(SHOWN_CHARS)));
+    }
 
     #[test]
     fn formula_cells_are_neutralised() {

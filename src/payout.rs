@@ -27,7 +27,14 @@ pub struct Payout {
     pub row: u64,
     /// From the file's `transaction_id` column; `None` means "derive it".
     pub transaction_id: Option<String>,
+    /// The account as the provider receives it (`validate::account::provider_form`).
     pub account_id: String,
+    /// The account as the row gives it, when it differs from `account_id`
+    /// (spaces, dashes): what reports show.
+    pub account_given: Option<String>,
+    /// The canonical account key: the identity of the person paid
+    /// (`validate::account::account_key`, docs/rerun.md).
+    pub account_key: String,
     /// The amount as written in the file, in the currency's major unit.
     pub amount: Decimal,
     /// The provider's amount: a string of digits (major or minor units).

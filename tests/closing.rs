@@ -72,6 +72,7 @@ fn sha256_hex(path: &std::path::Path) -> String {
 fn a_french_statement_settles_unknown_payouts_and_names_every_discrepancy() {
     let sb = Sandbox::start(SandboxConfig::default());
     let w = Work::new();
+    w.parked();
     // Row 0 is debited, then answered 503: unknown under `hold`.
     let accounts = |i: usize| {
         if i == 0 {
@@ -127,7 +128,7 @@ fn a_french_statement_settles_unknown_payouts_and_names_every_discrepancy() {
     assert_eq!(summary.len(), 1);
     assert_eq!(
         summary[0].iter().collect::<Vec<_>>(),
-        ["XOF", "2", "2003", "1", "1001", "2", "1779"]
+        ["XOF", "2", "2003", "1", "1001", "2", "1779", "0", "0"]
     );
     // The settlement is audited with the statement's hash and line.
     let audit = String::from_utf8_lossy(&reconcile(&w, &["--audit"]).stdout).to_string();
@@ -165,11 +166,12 @@ fn the_providers_own_headers_and_status_words_come_from_the_config() {
         )
         .replace(",Successful,", ",DONE,");
     w.write("export.csv", &own);
-    // Without the mapping: a clear error naming the missing column.
+    // Without the mapping: a clear error naming the missing columns and
+    // what the first row holds (`Ref` is a default name of the id).
     let out = reconcile(&w, &["--statement", "export.csv"]);
     assert_eq!(code(&out), 1, "{}", text(&out));
     assert!(
-        text(&out).contains("no transaction_id column"),
+        text(&out).contains("no account column") && text(&out).contains("\"Acct\""),
         "{}",
         text(&out)
     );
@@ -244,7 +246,10 @@ fn initiate_only_writes_control_totals_and_expect_total_guards_the_execute() {
         text(&out)
     );
     let approval = read_csv(&w.path("approval-run-1.csv"));
-    assert_eq!(approval[0].iter().collect::<Vec<_>>(), ["XOF", "3", "3003"]);
+    assert_eq!(
+        approval[0].iter().collect::<Vec<_>>(),
+        ["XOF", "3", "3003", ""]
+    );
 
     for wrong in [
         &["--expect-total", "XOF=3000"][..],
@@ -354,25 +359,52 @@ fn pending_payouts_are_settled_by_polling_the_status_call() {
     let audit = String::from_utf8_lossy(&reconcile(&w, &["--audit"]).stdout).to_string();
     assert!(audit.contains(",poll,processing,executed,"), "{audit}");
 
-    // Without a status call nothing is asked and the payouts stay
+    // With `settle_wait = "0s"` a run asks nothing: the payouts stay
     // processing (accepted by the provider, not final).
     let sb = Sandbox::start(SandboxConfig {
         dialect: Dialect::Pending,
         ..Default::default()
     });
     let w = Work::new();
+    w.parked();
     let file = w.write("payroll.csv", &xof_payroll(2, account));
     let out = w.run(&file, &sb.base_url(), &[]);
     assert_eq!(code(&out), 3, "{}", text(&out));
     assert_eq!(sb.ledger().requests.status, 0);
     assert_eq!(col(&w.report_rows(), 0, "state"), "processing");
-    // `reconcile --poll` with the status call settles them.
+    // `reconcile --poll` with the built-in profile (the sandbox's status
+    // call, no config) asks once each: the sandbox answers PROCESSING
+    // first, so they are still open, exit 3.
+    let out = reconcile(&w, &["--poll", "--base-url", &sb.base_url()]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("2 still processing or unknown"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(sb.ledger().requests.status, 2);
+    // --until-settled asks again, with a progress line per round, until
+    // they are final: exit 0 (nothing open), the report rewritten.
     let out = reconcile(
         &w,
-        &["--poll", "--base-url", &sb.base_url(), "--config", &cfg],
+        &[
+            "--poll",
+            "--until-settled",
+            "--max-wait",
+            "1m",
+            "--base-url",
+            &sb.base_url(),
+        ],
     );
     assert_eq!(code(&out), 0, "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("processing -> executed"));
+    assert!(
+        text(&out).contains("status call round 1:"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(col(&w.report_rows(), 0, "state"), "executed");
+    assert_eq!(code(&reconcile(&w, &[])), 0);
 }
 
 #[test]
@@ -380,6 +412,7 @@ fn reconcile_lists_every_open_state_and_refuses_to_resend_to_another_provider() 
     let sb = Sandbox::start(SandboxConfig::default());
     let other = Sandbox::start(SandboxConfig::default());
     let w = Work::new();
+    w.parked();
     let accounts = |i: usize| {
         if i == 0 {
             "CI000000000503".to_string()

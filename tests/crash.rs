@@ -161,6 +161,9 @@ fn crash_test(config: SandboxConfig, policy: Policy, seed: u64) {
     let opening = config.wallets.clone();
     let sb = Sandbox::start(config);
     let w = Work::new();
+    if policy == Policy::Hold {
+        w.parked();
+    }
     let file = w.write("payroll.csv", &payroll(ROWS, account));
     let ambiguous = match policy {
         Policy::Resend => "resend",
@@ -294,6 +297,7 @@ fn fault_points_under_hold_never_execute_twice_on_a_provider_that_pays_twice() {
         let opening = config.wallets.clone();
         let sb = Sandbox::start(config);
         let w = Work::new();
+        w.parked();
         let file = w.write("payroll.csv", &payroll(8, account));
         let extra = ["--concurrency", "1", "--ambiguous", "hold"];
         let out = w

@@ -156,6 +156,7 @@ fn an_xlsx_report_keeps_accounts_as_text_amounts_as_numbers_and_totals_per_curre
 fn reconcile_rewrites_the_report_so_a_settled_payout_is_not_unknown() {
     let sb = Sandbox::start(SandboxConfig::default());
     let w = Work::new();
+    w.parked();
     let accounts = |i: usize| {
         if i == 0 {
             "CI000000000503".to_string()
@@ -202,6 +203,7 @@ fn reconcile_rewrites_the_report_so_a_settled_payout_is_not_unknown() {
 fn reconcile_listing_and_audit_are_proper_formula_safe_csv() {
     let sb = Sandbox::start(SandboxConfig::default());
     let w = Work::new();
+    w.parked();
     let accounts = |i: usize| {
         if i == 0 {
             "CI000000000503".to_string()

@@ -141,6 +141,7 @@ fn conflict_on_repeat_already_executed_409_counts_as_paid() {
 fn hold_is_the_default_and_never_resends_an_ambiguous_execute() {
     let sb = Sandbox::start(SandboxConfig::default());
     let w = Work::new();
+    w.parked();
     let accounts = |i: usize| {
         if i == 0 {
             format!("CI{}", magic::EXECUTE_THEN_503)
@@ -194,6 +195,7 @@ fn pending_dialect_ends_processing_with_exit_3_and_nothing_paid_unsaid() {
         ..Default::default()
     });
     let w = Work::new();
+    w.parked();
     let file = w.write("payroll.csv", &payroll(4, account));
     let out = w.run(&file, &sb.base_url(), &[]);
     assert_eq!(code(&out), 3, "{}", text(&out));

@@ -61,12 +61,13 @@ fn a_corrected_copy_after_a_run_with_a_failed_row_pays_only_that_row() {
     assert_eq!(sb.ledger().transactions.len(), 5);
 
     // failed.csv beside the report: the failed row, the input's columns,
-    // and the reason.
+    // the failed payout's transaction id, and the reason.
     let failed = read_csv(&w.path("failed.csv"));
     assert_eq!(failed.len(), 1);
     assert_eq!(&failed[0][0], "GH000000000404");
+    assert_eq!(&failed[0][7], col(&w.report_rows(), 1, "transaction_id"));
     assert!(
-        failed[0][7].contains("RECIPIENT_NOT_FOUND"),
+        failed[0][8].contains("RECIPIENT_NOT_FOUND"),
         "{:?}",
         failed[0]
     );
@@ -278,16 +279,20 @@ fn identical_rows_in_a_file_are_flagged_then_paid_once_each_when_allowed() {
     assert_eq!(sb.ledger().transactions.len(), 3);
 }
 
-/// Moves every run of the database `days` into the past.
+/// Moves every run of the database, and every change of its payouts,
+/// `days` into the past (the repeat window runs from each payout's own
+/// last change).
 fn age_runs(db: &Path, days: u32) {
     let conn = rusqlite::Connection::open(db).unwrap();
-    conn.execute(
-        &format!(
-            "UPDATE runs SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', created_at, '-{days} days')"
-        ),
-        [],
-    )
-    .unwrap();
+    for (table, column) in [("runs", "created_at"), ("payouts", "updated_at")] {
+        conn.execute(
+            &format!(
+                "UPDATE {table} SET {column} = strftime('%Y-%m-%dT%H:%M:%fZ', {column}, '-{days} days')"
+            ),
+            [],
+        )
+        .unwrap();
+    }
 }
 
 #[test]

@@ -46,6 +46,7 @@ fn run(w: &Work, db: &str, file: &std::path::Path, sb: &Sandbox, extra: &[&str])
 /// A payout left `unknown` whose execute the provider carried out (it
 /// answered 503 after debiting): paid once.
 fn paid_unknown(w: &Work, db: &str, sb: &Sandbox) -> String {
+    w.parked();
     let file = w.write(
         "paid.csv",
         &one_row(&format!("2250700{}", magic::EXECUTE_THEN_503)),
@@ -60,6 +61,7 @@ fn paid_unknown(w: &Work, db: &str, sb: &Sandbox) -> String {
 /// A payout left `unknown` whose execute never left: the run died after
 /// committing its intent, and the next run (`ambiguous = hold`) parked it.
 fn unpaid_unknown(w: &Work, db: &str, sb: &Sandbox) -> String {
+    w.parked();
     let file = w.write("unpaid.csv", &one_row("2250700000777"));
     let out = w
         .run_cmd_db(db, &file, &sb.base_url(), &[])
@@ -187,7 +189,7 @@ fn a_payout_a_statement_settled_while_a_re_send_waits_is_never_paid_again() {
                     &w.path("releve.csv"),
                     None,
                     &Default::default(),
-                    None,
+                    &Default::default(),
                     &w.path("reconciliation.csv"),
                 )
                 .unwrap();

@@ -264,6 +264,63 @@ fn missing_column_is_one_clear_error() {
     assert!(err.contains("payrun.toml in the folder"), "{err}");
 }
 
+/// A payroll program's export: a title, the company and a blank row above
+/// the header, `;`, a BOM. The header row is found below them, the rows
+/// above are named in the summary, rows keep their spreadsheet numbers,
+/// and rejected.csv starts at the header (so it runs as it is). The same
+/// rows with the header first read exactly as before: no notice.
+#[test]
+fn a_title_above_the_header_row_is_skipped_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = HEADER.replace(',', ";");
+    let body = "T1;2250700000001;25000;XOF;momo;Nov;Awa;Koné;;\n\
+                T2;2250700000002;-5;XOF;momo;Nov;Bo;Lee;;\n";
+    let f = write(
+        dir.path(),
+        "p.csv",
+        format!(
+            "\u{feff}Paie de novembre 2026;;;\nSociété Acme, Abidjan;;;\n;;;\n{header}\n{body}"
+        ),
+    );
+    let o = validate(
+        dir.path(),
+        &[&f, "--format", "json", "--rejected", "rej.csv"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["rows"], 2);
+    assert_eq!(v["valid"], 1);
+    let notices = v["notices"].to_string();
+    assert!(
+        notices.contains("rows 1 to 2 before the header row (row 4) were skipped")
+            && notices.contains("Paie de novembre 2026")
+            && notices.contains("Société Acme, Abidjan"),
+        "{notices}"
+    );
+    assert_eq!(errors(&v)[0].0, 6, "{v}");
+    let rejected = std::fs::read_to_string(dir.path().join("rej.csv")).unwrap();
+    assert!(rejected.starts_with("transaction_id;"), "{rejected}");
+    // The same rows with the header first: no notice, same verdicts.
+    let f = write(dir.path(), "q.csv", format!("{header}\n{body}"));
+    let o = validate(dir.path(), &[&f, "--format", "json"]);
+    let v = json(&o);
+    assert_eq!(v["notices"], serde_json::json!([]), "{v}");
+    assert_eq!(
+        (v["valid"].clone(), errors(&v)[0].0),
+        (serde_json::json!(1), 3)
+    );
+    // No header within the first rows: the first row's columns are named,
+    // as before.
+    let f = write(dir.path(), "r.csv", format!("Paie;;\n{body}"));
+    let o = validate(dir.path(), &[&f]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("missing required columns"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn files_that_cannot_be_validated_exit_1() {
     let dir = tempfile::tempdir().unwrap();

@@ -18,15 +18,22 @@ Examples:
   payrun run payroll.csv --initiate-only              # initiate, write approval-run-N.html
   PAYRUN_API_KEY=... payrun run payroll.csv           # pay (resumes if interrupted)
   payrun run payroll.csv --db postgres://pay@db/pay   # one of several workers on one run
+  payrun run failed.csv                               # re-pay exactly the failed payouts
 
 The API key comes from PAYRUN_API_KEY or the file named by `api_key_file` in
 payrun.toml, never from a flag.
 
+A person (account key and currency) already paid, in flight or unknown in
+the period, or paid the same amount recently, stops the run before anything
+is sent; --allow-repeats pays it as a second payment, recorded in the audit
+trail and on the approval page (docs/rerun.md).
+
 Exit codes: 0 every payout executed (with --initiate-only: initiated); 1 the
 run could not proceed or stopped early and can be resumed (config, key
-refused, provider unreachable, Ctrl-C, a worker's lease lost); 2 rows rejected or transaction ids
-already used, nothing sent; 3 finished with payouts not executed (see the
-report).";
+refused, provider unreachable, Ctrl-C, a worker's lease lost); 2 rows
+rejected, transaction ids already used, a person already paid in the period
+or a recent repeat, or a failed.csv row whose payout did not fail: nothing
+sent; 3 finished with payouts not executed (see the report).";
 
 pub const STATUS: &str = "\
 Examples:

@@ -1,8 +1,15 @@
 //! `payrun reconcile`: lists every payout that is not final with what can
-//! be done for it, matches a provider's statement (`--statement`), records
-//! an operator's verdict (`--mark`), re-sends the execute of unknown
-//! payouts (`--resend`), or prints the audit trail (`--audit`). The library
-//! parts are `engine::reconcile` and `crate::reconcile`.
+//! be done for it, matches a provider's statement (`--statement`, in
+//! `reconcile/statement.rs`), asks the provider's status call (`--poll`, in
+//! `reconcile/poll.rs`), records an operator's verdict (`--mark`),
+//! re-sends the execute of unknown payouts (`--resend`), or prints the
+//! audit trail (`--audit`). The library parts are `engine::reconcile` and
+//! `crate::reconcile`.
+
+mod poll;
+mod statement;
+
+pub use poll::settling_line;
 
 use super::{Threads, runtime};
 use crate::config::Config;
@@ -17,7 +24,7 @@ use crate::store::{Store, Unresolved};
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::help::RECONCILE)]
@@ -52,20 +59,37 @@ pub struct ReconcileArgs {
     /// Config file (for --resend: base_url and key).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// The provider's base URL (for --resend).
+    /// The provider's base URL (for --resend and --poll; for --statement,
+    /// the provider account the statement belongs to).
     #[arg(long)]
     pub base_url: Option<String>,
     /// The provider's statement (CSV or workbook): match it, settle the
     /// unknown payouts it settles, write the reconciliation.
     #[arg(long, conflicts_with_all = ["mark", "resend", "audit"])]
     pub statement: Option<PathBuf>,
-    /// Worksheet of a workbook statement.
+    /// Worksheet of a workbook statement (default: every visible sheet
+    /// with the statement's headers).
     #[arg(long, requires = "statement")]
     pub sheet: Option<String>,
+    /// The statement's first day (YYYY-MM-DD or DD/MM/YYYY): payouts sent
+    /// before it are not missing from it [default: its first date].
+    #[arg(long, requires = "statement", value_parser = statement::day)]
+    pub from: Option<crate::reconcile::statement::Day>,
+    /// The statement's last day [default: its last date].
+    #[arg(long, requires = "statement", value_parser = statement::day)]
+    pub to: Option<crate::reconcile::statement::Day>,
     /// Ask the provider's status call (`[provider.status_call]`) about
-    /// every unknown or processing payout and settle what it answers clearly.
+    /// every unknown or processing payout and settle what it answers
+    /// clearly; asks again for `settle_wait` (default 3s).
     #[arg(long, conflicts_with_all = ["mark", "resend", "audit", "statement"])]
     pub poll: bool,
+    /// With --poll: keep asking, with a growing pause, until every payout
+    /// asked about is final or --max-wait has passed.
+    #[arg(long, requires = "poll")]
+    pub until_settled: bool,
+    /// With --until-settled: the longest wait (e.g. 30m, 2h) [default: 1h].
+    #[arg(long, requires = "until_settled", value_parser = crate::config::parse_duration)]
+    pub max_wait: Option<std::time::Duration>,
     /// Where `--statement` writes the reconciliation (its summary goes to
     /// PATH.summary.csv).
     #[arg(long, default_value = "reconciliation.csv")]
@@ -126,10 +150,10 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
         return Ok(Exit::Ok);
     }
     if let Some(path) = &args.statement {
-        return statement(&args, &db, &mut store, path, &mut out);
+        return statement::command(&args, &db, &mut store, path, &mut out);
     }
     if args.poll {
-        return poll(&args, &mut store, &mut out);
+        return poll::command(&args, &db, &mut store, &mut out);
     }
     if !args.resend {
         return list_open(&store, args.run, &mut out);
@@ -151,122 +175,6 @@ fn inputs(args: &ReconcileArgs, db: &crate::store::Db) -> Result<Files> {
         .config(&Config::load(args.config.as_deref())?)
         .checkpoint(db);
     Ok(files)
-}
-
-/// `--statement FILE`: match, settle, write, print the summary. The
-/// reconciliation and its summary are never the statement, the database,
-/// the config or a payroll of the runs it speaks about (checked before
-/// anything is settled).
-fn statement(
-    args: &ReconcileArgs,
-    db: &crate::store::Db,
-    store: &mut Store,
-    path: &std::path::Path,
-    out: &mut impl Write,
-) -> Result<Exit> {
-    let cfg = Config::load(args.config.as_deref())?;
-    let mut files = inputs(args, db)?;
-    files.input("statement", path);
-    for run in store.runs()? {
-        if args.run.is_none_or(|r| r == run.id) {
-            files.input(
-                &format!("payroll of run {}", run.id),
-                Path::new(&run.file_path),
-            );
-        }
-    }
-    files
-        .output("reconciliation", &args.output)
-        .output(
-            "reconciliation summary",
-            &crate::report::summary_path(&args.output),
-        )
-        .check()?;
-    let spec = cfg.statement.clone().unwrap_or_default();
-    let closed = crate::reconcile::reconcile_statement(
-        store,
-        path,
-        args.sheet.as_deref(),
-        &spec,
-        args.run,
-        &args.output,
-    )?;
-    for (tx, from, to) in &closed.settled {
-        writeln!(out, "{tx}: {from} -> {to} (statement)")?;
-    }
-    for (tx, why) in &closed.skipped {
-        writeln!(out, "{tx}: {why}")?;
-    }
-    writeln!(out, "{}", crate::reconcile::SUMMARY_HEADER.join(","))?;
-    for (cur, s) in &closed.summary {
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{}",
-            safe_cell(cur),
-            s.matched.0,
-            s.matched.1,
-            s.differing.0,
-            s.differing.1,
-            s.missing.0,
-            s.missing.1
-        )?;
-    }
-    writeln!(
-        out,
-        "{} discrepancy(ies); reconciliation: {} (summary {}); statement sha256 {}",
-        closed.discrepancies,
-        closed.report.display(),
-        closed.summary_path.display(),
-        closed.statement_sha256
-    )?;
-    Ok(Exit::complete_if(closed.discrepancies == 0))
-}
-
-/// `--poll`: the status call settles what it can; exit 3 while any stays
-/// unsettled.
-fn poll(args: &ReconcileArgs, store: &mut Store, out: &mut impl Write) -> Result<Exit> {
-    let client = client(args)?;
-    if !client.has_status_call() {
-        bail!(
-            "the provider profile names no status call; add [provider.status_call] \
-             (method, path with {{transactionId}}, status pointer) to the config"
-        );
-    }
-    let rt = runtime(Threads::Workers(1))?;
-    let cfg = Config::load(args.config.as_deref())?;
-    let limiter = crate::limiter::Limiter::new(crate::limiter::Settings::new(
-        cfg.rate_mode(),
-        cfg.max_concurrency(),
-    ));
-    let polled = rt.block_on(crate::reconcile::poll::poll(
-        store, &client, &limiter, args.run,
-    ))?;
-    for (tx, from, to, word) in &polled.settled {
-        writeln!(out, "{tx}: {from} -> {to} (provider status {word})")?;
-    }
-    for (tx, why) in &polled.skipped {
-        writeln!(out, "{tx}: {why}")?;
-    }
-    writeln!(
-        out,
-        "{} status call(s); {} settled, {} still not settled",
-        polled.asked,
-        polled.settled.len(),
-        polled.still_open
-    )?;
-    Ok(Exit::complete_if(polled.still_open == 0))
-}
-
-/// The provider client of `--base-url` / the config.
-fn client(args: &ReconcileArgs) -> Result<Client> {
-    let cfg = Config::load(args.config.as_deref())?;
-    let base_url = args
-        .base_url
-        .clone()
-        .or(cfg.base_url.clone())
-        .context("no provider URL: pass --base-url or set base_url in the config")?;
-    let profile = cfg.profile()?;
-    Client::with_profile(&base_url, &super::api_key(&cfg)?, profile)
 }
 
 /// Lists every payout that is not final (and every unknown one), with what
@@ -345,6 +253,18 @@ fn rewrite_reports(store: &Store, runs: BTreeSet<i64>, inputs: &Files) {
             ),
         }
     }
+}
+
+/// The provider client of `--base-url` / the config.
+fn client(args: &ReconcileArgs) -> Result<Client> {
+    let cfg = Config::load(args.config.as_deref())?;
+    let base_url = args
+        .base_url
+        .clone()
+        .or(cfg.base_url.clone())
+        .context("no provider URL: pass --base-url or set base_url in the config")?;
+    let profile = cfg.profile()?;
+    Client::with_profile(&base_url, &super::api_key(&cfg)?, profile)
 }
 
 fn resend(

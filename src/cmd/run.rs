@@ -142,8 +142,10 @@ pub struct RunArgs {
     /// rows again; the same period recognises rows already paid.
     #[arg(long)]
     pub period: Option<String>,
-    /// Pay rows that repeat a recent payout (same account, currency and
-    /// amount) or another row of the file, after a human has checked them.
+    /// Pay rows the repeat guard stopped — a person already paid (or being
+    /// paid) in the period, the same amount paid recently, an identical row
+    /// of the file — after a human has checked them. Each such second
+    /// payment is recorded in the audit trail and shown on the approval page.
     #[arg(long)]
     pub allow_repeats: bool,
     /// Go ahead although rows of the file are payouts still open in an
@@ -346,6 +348,7 @@ fn show_event(e: &Event, say: Say) {
         } => say.info(&format!(
             "resuming run {run_id} of {file_path} (started {created_at})"
         )),
+        Event::Settling(p) => say.info(&super::reconcile::settling_line(p)),
         Event::Skipped { rows } => say.info(&format!(
             "{rows} row(s) were already paid, are in flight, or were ended by earlier runs and are not \
              sent again; the report names the run and row of each"
@@ -401,10 +404,25 @@ fn show_outcome(outcome: RunOutcome, quiet: bool, say: Say, file: &Path) -> (Exi
                 eprintln!("  ... and {} more", r.total - r.listed.len() as u64);
             }
             eprintln!(
-                "payrun: {} row(s) repeat a recent payout or another row of the file (same \
-                 account, currency and amount); nothing was recorded or sent. If this is a new \
-                 batch, pass --period (e.g. --period 2026-12 or 2026-11-bonus); if these rows \
-                 really are to be paid again, check them and pass --allow-repeats.",
+                "payrun: {} row(s) pay a person already paid (or being paid) in this period, \
+                 repeat a recent payment of the same amount, or repeat another row of the file; \
+                 nothing was recorded or sent. {}",
+                r.total,
+                engine::guard::WHAT_TO_DO
+            );
+            return (Exit::Invalid, None);
+        }
+        RunOutcome::NotFailed(r) => {
+            for line in &r.listed {
+                eprintln!("  {line}");
+            }
+            if r.total > r.listed.len() as u64 {
+                eprintln!("  ... and {} more", r.total - r.listed.len() as u64);
+            }
+            eprintln!(
+                "payrun: {} row(s) of this failed.csv name payouts that did not fail (paid, held \
+                 or still open); nothing was recorded or sent. Remove those rows: a failed.csv \
+                 re-pays failed payouts only (an older failed.csv, after a later run paid them?).",
                 r.total
             );
             return (Exit::Invalid, None);
@@ -425,6 +443,10 @@ fn show_outcome(outcome: RunOutcome, quiet: bool, say: Say, file: &Path) -> (Exi
         }
         RunOutcome::Ran(ran) => ran,
     };
+    // What the run was allowed beyond the rules: shown even with --quiet.
+    for line in ran.overrides.lines() {
+        say.info(&format!("note: {line}"));
+    }
     if !quiet && !say.json {
         super::report::show_summary(&ran.totals);
         if let Some(stats) = &ran.limiter {

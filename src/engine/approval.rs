@@ -98,16 +98,26 @@ pub fn check_expected(
 }
 
 /// Writes `currency,count,total` to `path` for sign-off.
-pub fn write_approval(path: &Path, totals: &BTreeMap<String, Tally>) -> Result<()> {
+pub fn write_approval(
+    path: &Path,
+    totals: &BTreeMap<String, Tally>,
+    notes: &[String],
+) -> Result<()> {
     crate::report::write_atomically(path, |f| {
         let mut w = csv::Writer::from_writer(f);
-        w.write_record(["currency", "count", "total"])?;
+        w.write_record(["currency", "count", "total", "note"])?;
         for (cur, t) in totals {
             w.write_record([
                 safe_cell(cur).as_ref(),
                 &t.count.to_string(),
                 &t.total.to_string(),
+                "",
             ])?;
+        }
+        // What the approver must know beyond the totals: second payments
+        // allowed, a totals row used, rows skipped as already paid.
+        for note in notes {
+            w.write_record(["", "", "", safe_cell(note).as_ref()])?;
         }
         w.flush()?;
         Ok(())

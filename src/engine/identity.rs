@@ -2,12 +2,15 @@
 //! identity, the stable transaction id of a row without one, and the
 //! snapshot that makes "what was parsed is what was hashed" hold.
 //!
-//! A derived id is fixed by the payout itself (account, amount as a
-//! normalised decimal, currency, payout method), the batch (period, label,
-//! worksheet named with `--sheet`) and the row's occurrence among identical
-//! payouts of the file. Never by the file's bytes, name or row number: a
-//! re-saved, re-encoded, renamed, moved, converted or reordered file gives
-//! the same ids, so the rows an earlier run paid are recognised.
+//! A derived id is fixed by the payout itself (the canonical account key
+//! of `validate::account`, amount as a normalised decimal, currency,
+//! payout method), the batch (period, label, worksheet named with
+//! `--sheet`) and the row's occurrence among identical payouts of the file
+//! — identical in every one of those payout fields, so reordering rows
+//! never swaps two ids. Never by the file's bytes, name or row number, nor
+//! by how the account is typed: a re-saved, re-encoded, renamed, moved,
+//! converted, reordered or re-typed file gives the same ids, so the rows an
+//! earlier run paid are recognised.
 
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
@@ -94,9 +97,17 @@ pub fn run_identity(file_sha256: &str, batch: &Batch) -> String {
     hex::encode(h.finalize())
 }
 
+/// The tag of the derived-id scheme, hashed first. `payout-v2` hashed the
+/// account as typed; `payout-v3` hashes its canonical key and numbers
+/// occurrences over every field of the id. A file paid under v2 and run
+/// again gets v3 ids: the per-person guard (`engine::guard`) stops it,
+/// since the earlier payouts are the same person's in the same period.
+const ID_SCHEME_TAG: &str = "payout-v3";
+
 /// What a payout is, for its identity and the repeat guard.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PayoutKey<'a> {
+    /// The canonical account key (`validate::account::account_key`).
     pub account: &'a str,
     /// Normalised decimal: `1000.00` and `1000` are one amount.
     pub amount: &'a str,
@@ -105,13 +116,13 @@ pub struct PayoutKey<'a> {
 }
 
 /// The stable transaction id of a row without one. `occurrence` is 1 for
-/// the first row of the file with this account, currency and amount, 2 for
-/// the next, and so on.
+/// the first row of the file with this payout (account key, currency,
+/// amount and method), 2 for the next, and so on.
 pub fn derived_id(key: &PayoutKey<'_>, batch: &Batch, occurrence: u32) -> String {
     let mut h = Sha256::new();
     let occ = occurrence.to_string();
     for part in [
-        "payout-v2",
+        ID_SCHEME_TAG,
         key.account,
         key.amount,
         key.currency,
@@ -128,9 +139,10 @@ pub fn derived_id(key: &PayoutKey<'_>, batch: &Batch, occurrence: u32) -> String
     format!("pr-{}-{}", batch.period, &hash[..ID_HASH_HEX])
 }
 
-/// Numbers identical payouts within one file (same account, currency and
-/// amount) and remembers the first row of each. Keyed by a 16-byte digest
-/// so memory stays near 40 bytes per distinct payout.
+/// Numbers identical payouts within one file (every field of the derived
+/// id: account key, currency, amount, method) and remembers the first row
+/// of each. Keyed by a 16-byte digest so memory stays near 40 bytes per
+/// distinct payout.
 #[derive(Debug, Default)]
 pub struct Occurrences {
     seen: HashMap<[u8; 16], (u64, u32)>,
@@ -139,15 +151,9 @@ pub struct Occurrences {
 impl Occurrences {
     /// The occurrence number of this row (1 for the first), and the first
     /// row with the same payout when this one repeats it.
-    pub fn next(
-        &mut self,
-        account: &str,
-        currency: &str,
-        amount: &str,
-        row: u64,
-    ) -> (u32, Option<u64>) {
+    pub fn next(&mut self, key: &PayoutKey<'_>, row: u64) -> (u32, Option<u64>) {
         let mut h = Sha256::new();
-        for part in [account, currency, amount] {
+        for part in [key.account, key.currency, key.amount, key.method] {
             h.update(part.as_bytes());
             h.update([0]);
         }
@@ -278,11 +284,68 @@ mod tests {
     #[test]
     fn occurrences_number_identical_payouts() {
         let mut o = Occurrences::default();
-        assert_eq!(o.next("A", "XOF", "10", 2), (1, None));
-        assert_eq!(o.next("B", "XOF", "10", 3), (1, None));
-        assert_eq!(o.next("A", "XOF", "10", 4), (2, Some(2)));
-        assert_eq!(o.next("A", "XOF", "10", 5), (3, Some(2)));
-        assert_eq!(o.next("A", "GHS", "10", 6), (1, None));
+        let k = |account, currency, amount, method| PayoutKey {
+            account,
+            amount,
+            currency,
+            method,
+        };
+        assert_eq!(o.next(&k("A", "XOF", "10", "momo"), 2), (1, None));
+        assert_eq!(o.next(&k("B", "XOF", "10", "momo"), 3), (1, None));
+        assert_eq!(o.next(&k("A", "XOF", "10", "momo"), 4), (2, Some(2)));
+        assert_eq!(o.next(&k("A", "XOF", "10", "momo"), 5), (3, Some(2)));
+        assert_eq!(o.next(&k("A", "GHS", "10", "momo"), 6), (1, None));
+        assert_eq!(o.next(&k("A", "XOF", "11", "momo"), 7), (1, None));
+        // The method is part of the id, so of the numbering too: two rows
+        // of one payee that differ only in method keep their ids when
+        // swapped.
+        assert_eq!(o.next(&k("A", "XOF", "10", "bank"), 8), (1, None));
+    }
+
+    /// Two rows of one payee differing only in method, in either order,
+    /// get the same two ids.
+    #[test]
+    fn reordering_rows_that_differ_in_method_keeps_their_ids() {
+        let b = batch("2026-11");
+        let ids = |methods: [&'static str; 2]| {
+            let mut o = Occurrences::default();
+            let mut out = std::collections::BTreeMap::new();
+            for (row, method) in methods.into_iter().enumerate() {
+                let k = PayoutKey {
+                    method,
+                    ..key("+2250701100001", "1000")
+                };
+                let (occ, _) = o.next(&k, row as u64 + 2);
+                out.insert(method, derived_id(&k, &b, occ));
+            }
+            out
+        };
+        assert_eq!(ids(["momo", "bank"]), ids(["bank", "momo"]));
+    }
+
+    /// The scheme's tag is part of every id: an id of scheme v2 (the
+    /// account as typed) never equals one of v3 for the same fields.
+    #[test]
+    fn the_id_scheme_is_versioned() {
+        let b = batch("2026-11");
+        let k = key("A1", "1000");
+        let mut h = Sha256::new();
+        for part in [
+            "payout-v2",
+            "A1",
+            "1000",
+            "XOF",
+            "momo",
+            "",
+            "",
+            "2026-11",
+            "1",
+        ] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        let v2 = format!("pr-2026-11-{}", &hex::encode(h.finalize())[..ID_HASH_HEX]);
+        assert_ne!(derived_id(&k, &b, 1), v2);
     }
 
     #[test]

@@ -1,19 +1,24 @@
 //! Import: the validated import of a file as a new run, all rows or none.
-//! Each valid row gets its stable id (`identity`), and the re-run rules
-//! (`repeat`) decide whether it is paid, re-paid after a failure, listed as
-//! already paid, or stops the import (a repeat, a reused id, a payout still
-//! open in an unfinished run). Also the legacy guard against an edited copy
-//! of an unfinished run imported under the old identity scheme.
+//! The re-run rules applied to each valid row are `import/rules.rs` (its
+//! stable id, paid or re-paid or skipped, and the per-person guard); this
+//! file runs the scan, fills the account keys of payouts recorded before
+//! keys existed, records a totals row used as a control total, and returns
+//! the verdict. Also the legacy guard against an edited copy of an
+//! unfinished run imported under the old identity scheme.
+
+mod rules;
 
 use super::Settings;
-use super::identity::{self, Batch, Occurrences, PayoutKey};
-use super::repeat::{self, Guard, MAX_REPEATS_LISTED, Plan, Repeat};
+use super::guard::Repeat;
+use super::identity::Batch;
 use crate::machine::SENT_OR_PAID;
 use crate::payout::Payout;
 use crate::provider::wire::Sender;
-use crate::store::{self, Import, NewRun, Store};
+use crate::store::{self, Import, NewOverride, NewRun, OverrideKind, Store};
 use crate::validate::{RowOutcome, ScanOptions, Summary};
 use anyhow::{Context, Result};
+pub use rules::NotFailed;
+use rules::Rules;
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -38,16 +43,20 @@ pub enum Imported {
     /// Transaction ids already used (in the file or the database): nothing
     /// was recorded. One line per offending id.
     DuplicateIds(Vec<String>),
-    /// Rows repeating recent payouts (or each other): nothing was recorded.
+    /// Rows repeating earlier payments of the same person (or each
+    /// other): nothing was recorded.
     Repeats(Repeats),
+    /// Rows of a `failed.csv` naming payouts that did not fail (paid,
+    /// held or still open): nothing was recorded.
+    NotFailed(NotFailed),
     /// Every row is a payout still open in this unfinished run, and the run
     /// has no other: the file is a copy of that run's (re-saved, renamed,
     /// moved), which is resumed. Nothing was recorded.
     CopyOf(i64),
 }
 
-/// Rows that repeat earlier payouts: the first [`MAX_REPEATS_LISTED`], and
-/// how many in all.
+/// Rows that repeat earlier payments: the first
+/// [`super::guard::MAX_REPEATS_LISTED`], and how many in all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repeats {
     pub listed: Vec<Repeat>,
@@ -209,6 +218,7 @@ pub fn import(
         period: &batch.period,
         sheet: &batch.sheet,
     };
+    fill_account_keys(store, &settings.config)?;
     let mut imp = store.begin_import(&new)?;
     let opts = ScanOptions {
         sheet: settings.sheet.clone(),
@@ -216,26 +226,7 @@ pub fn import(
         skip_hidden_rows: settings.skip_hidden_rows,
         assume_no_hidden_rows: settings.assume_no_hidden_rows,
     };
-    let guard = if settings.allow_repeats {
-        None
-    } else {
-        Some(Guard::new(imp.recent_payouts(
-            settings.repeat_window_days,
-            repeat::GUARDED,
-        )?))
-    };
-    let mut rules = Rules {
-        batch,
-        guard,
-        occurrences: Occurrences::default(),
-        repeats: Repeats {
-            listed: Vec::new(),
-            total: 0,
-        },
-        fresh: 0,
-        matched: std::collections::BTreeMap::new(),
-        open: std::collections::BTreeMap::new(),
-    };
+    let mut rules = Rules::new(batch, settings.allow_repeats, settings.repeat_window_days);
     let (summary, first_errors) = scan_into(&mut imp, settings, input, &opts, &mut rules)?;
     if summary.rejected == 0 {
         // The file holds only its header: remove it, so that a rejected.csv
@@ -250,8 +241,28 @@ pub fn import(
             rejected_path: rejected_path.to_path_buf(),
         }));
     }
-    if let Some(outcome) = rules.verdict(&imp, settings)? {
+    let failed_file = summary
+        .unused_columns
+        .iter()
+        .any(|h| crate::validate::columns::normalize(h) == "failurereason");
+    let given = settings.file.display().to_string();
+    if let Some(outcome) = rules.verdict(&imp, settings.new_run, &given, failed_file)? {
         return outcome;
+    }
+    if let Some(t) = &summary.control_total {
+        imp.add_override(NewOverride {
+            kind: OverrideKind::TotalsRow,
+            row: t.row,
+            payout_id: None,
+            earlier_id: None,
+            currency: Some(t.currency.clone()),
+            amount: Some(t.total.normalize().to_string()),
+            detail: format!(
+                "row {} is a totals row ({} {}, the sum of the rows above): used as a control \
+                 total, not paid",
+                t.row, t.total, t.currency
+            ),
+        })?;
     }
     // The one place the store's duplicate-id error is told apart.
     match imp.commit() {
@@ -261,133 +272,24 @@ pub fn import(
     }
 }
 
-/// The re-run rules applied row by row during an import, and what they
-/// found.
-struct Rules<'a> {
-    batch: &'a Batch,
-    /// `None` with `--allow-repeats`.
-    guard: Option<Guard>,
-    occurrences: Occurrences,
-    repeats: Repeats,
-    /// Rows to pay (new or re-paid).
-    fresh: u64,
-    /// Rows recognised as payouts of an earlier run, per run.
-    matched: std::collections::BTreeMap<i64, u64>,
-    /// Rows still open in an unfinished run, per run: (count, first row,
-    /// that run's file and start).
-    open: std::collections::BTreeMap<i64, (u64, u64, String, String)>,
-}
-
-impl Rules<'_> {
-    /// Records one valid payout: paid, re-paid, skipped or refused.
-    fn add(&mut self, imp: &mut Import<'_>, p: &Payout) -> Result<()> {
-        let amount = p.amount.normalize().to_string();
-        let (occurrence, same_file) =
-            self.occurrences
-                .next(&p.account_id, &p.currency, &amount, p.row);
-        let key = PayoutKey {
-            account: &p.account_id,
-            amount: &amount,
-            currency: &p.currency,
-            method: &p.payout_method_id,
-        };
-        let base = match &p.transaction_id {
-            Some(t) => t.clone(),
-            None => identity::derived_id(&key, self.batch, occurrence),
-        };
-        let mut chain = Vec::new();
-        let mut id = base.clone();
-        while let Some(e) = imp.earlier(&id)? {
-            let failed = repeat::failed(e.state);
-            chain.push(e);
-            if !failed {
-                break;
-            }
-            id = repeat::retry_id(&base, chain.len() as u32 + 1);
-        }
-        let same_payout = chain.first().is_none_or(|e| {
-            e.account_id == p.account_id
-                && e.amount == amount
-                && e.currency == p.currency
-                && e.method == p.payout_method_id
-        });
-        let retry_of = match repeat::plan(&base, &chain, same_payout) {
-            Plan::New => {
-                imp.add(p, &base)?;
-                None
-            }
-            Plan::Retry { id, of } => {
-                imp.add_retry(p, &id, of)?;
-                Some(of)
-            }
-            Plan::Skip(e) => {
-                *self.matched.entry(e.run_id).or_default() += 1;
-                return imp.add_skipped(p.row, e.payout_id);
-            }
-            Plan::Open(e) => {
-                *self.matched.entry(e.run_id).or_default() += 1;
-                let slot = self.open.entry(e.run_id).or_insert((
-                    0,
-                    p.row,
-                    e.run_file.clone(),
-                    e.run_created_at.clone(),
-                ));
-                slot.0 += 1;
-                return imp.add_skipped(p.row, e.payout_id);
-            }
-            Plan::Conflict(e) => {
-                imp.conflict(format!(
-                    "row {}: transaction_id {base:?} is already used by run {} ({}, row {}) for \
-                     another payout (account {}, {} {}); a transaction id pays once, ever: give \
-                     this row a new transaction_id",
-                    p.row, e.run_id, e.run_file, e.row, e.account_id, e.amount, e.currency
-                ));
-                return Ok(());
-            }
-        };
-        self.fresh += 1;
-        if let Some(guard) = &self.guard {
-            let found = guard.check(
-                p.row,
-                &p.account_id,
-                &p.currency,
-                &amount,
-                retry_of,
-                same_file,
-            );
-            self.repeats.total += found.len() as u64;
-            let room = MAX_REPEATS_LISTED.saturating_sub(self.repeats.listed.len());
-            self.repeats.listed.extend(found.into_iter().take(room));
-        }
-        Ok(())
-    }
-
-    /// After every row: `Some` when the import must not be committed.
-    fn verdict(&self, imp: &Import<'_>, settings: &Settings) -> Result<Option<Result<Imported>>> {
-        if self.fresh == 0 && self.matched.len() == 1 && self.open.len() == 1 {
-            let (&run_id, &rows) = self.matched.iter().next().expect("one run");
-            if self.open.contains_key(&run_id) && imp.payouts_of(run_id)? == rows {
-                return Ok(Some(Ok(Imported::CopyOf(run_id))));
-            }
-        }
-        if !self.open.is_empty() && !settings.new_run {
-            let (&run_id, (rows, first_row, file_path, created_at)) =
-                self.open.iter().next().expect("one run");
-            return Ok(Some(Err(OpenElsewhere {
-                run_id,
-                file_path: file_path.clone(),
-                created_at: created_at.clone(),
-                rows: *rows,
-                first_row: *first_row,
-                given: settings.file.display().to_string(),
-            }
-            .into())));
-        }
-        if self.repeats.total > 0 {
-            return Ok(Some(Ok(Imported::Repeats(self.repeats.clone()))));
-        }
-        Ok(None)
-    }
+/// Gives the payouts recorded before account keys existed their key,
+/// under the configured phone region, before the guard looks people up
+/// (once: later imports find none).
+fn fill_account_keys(store: &mut Store, cfg: &crate::config::Config) -> Result<()> {
+    let region = cfg
+        .default_phone_region
+        .as_deref()
+        .map(crate::validate::fields::phone_region)
+        .transpose()
+        .map_err(anyhow::Error::msg)
+        .context("invalid config")?;
+    let mut phones = crate::validate::phone::Phones::new(region);
+    store
+        .fill_account_keys(&mut |account| {
+            crate::validate::account::account_key(account, &mut phones)
+        })
+        .context("cannot give earlier payouts their account key")?;
+    Ok(())
 }
 
 /// Validation (parsing, checks) runs on its own thread and hands valid

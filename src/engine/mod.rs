@@ -24,6 +24,7 @@
 
 pub mod approval;
 pub mod failed;
+pub mod guard;
 pub mod identity;
 pub mod import;
 pub mod lease;
@@ -35,10 +36,11 @@ pub mod repeat;
 mod resend;
 pub mod retry;
 mod schedule;
+pub mod settle;
 pub mod stops;
 pub mod verdict;
 
-pub use import::{EditedCopy, Imported, OpenElsewhere, Rejected, Repeats};
+pub use import::{EditedCopy, Imported, NotFailed, OpenElsewhere, Rejected, Repeats};
 pub use progress::ProgressTarget;
 use schedule::{Counters, Ctx};
 pub use schedule::{DEFAULT_RESEND_DELAY, EngineOptions, RunStats, execute_run};
@@ -50,7 +52,6 @@ use crate::provider::Client;
 use crate::shutdown::Shutdown;
 use crate::store::{Db, RunInfo, RunLock, Store, Totals, Writer};
 use anyhow::{Context, Result, bail};
-use rand::Rng;
 use secrecy::SecretString;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -142,6 +143,9 @@ pub enum Event {
         file_path: String,
         created_at: String,
     },
+    /// Asking the provider's status call before the verdict
+    /// (`settle_wait`): where it stands after a round.
+    Settling(crate::reconcile::poll::Progress),
 }
 
 /// How a run ended, for the command layer to show and map to an exit code.
@@ -151,8 +155,12 @@ pub enum RunOutcome {
     Rejected(Rejected),
     /// Transaction ids already used: nothing was recorded or sent.
     DuplicateIds(Vec<String>),
-    /// Rows repeating recent payouts: nothing was recorded or sent.
+    /// Rows repeating earlier payments of the same person: nothing was
+    /// recorded or sent.
     Repeats(Repeats),
+    /// Rows of a `failed.csv` naming payouts that did not fail: nothing
+    /// was recorded or sent.
+    NotFailed(NotFailed),
     /// `--import-only`: the run is recorded, nothing was sent.
     Imported {
         run_id: i64,
@@ -186,6 +194,9 @@ pub struct Ran {
     pub limiter: Option<crate::limiter::LimiterStats>,
     /// What became of the rows, grouped by what to do next.
     pub verdict: verdict::Verdict,
+    /// What the run was allowed beyond the rules (second payments, a
+    /// totals row used, rows skipped as already paid).
+    pub overrides: crate::store::Overrides,
 }
 
 impl Ran {
@@ -231,16 +242,7 @@ async fn open_provider(
     match choice {
         ProviderChoice::Sandbox => {
             let db = db.file().context(SANDBOX_NEEDS_A_FILE)?;
-            let key = format!("sk_sandbox_{:016x}", rand::rng().random::<u64>());
-            let config = crate::sandbox::SandboxConfig {
-                api_key: key.clone(),
-                state_file: Some(sandbox_state_file(db)),
-                ..Default::default()
-            };
-            let running = crate::sandbox::start(config)
-                .await
-                .context("cannot start the built-in sandbox")?;
-            let client = Client::new(&running.base_url(), &SecretString::from(key))?;
+            let (running, client) = settle::builtin_sandbox(db).await?;
             notify(Event::SandboxStarted(running.base_url()));
             Ok(Provider {
                 client,
@@ -362,6 +364,7 @@ pub async fn run(
         }),
         None => None,
     };
+    let stop = shutdown.clone();
     let paid = pay_open(
         store,
         &provider.client,
@@ -378,11 +381,16 @@ pub async fn run(
     store.set_worker(None);
     // Settle what the provider can tell (its status call, if it has one).
     if !settings.engine.initiate_only && stats.stop.is_none() {
-        let limiter = crate::limiter::Limiter::new(crate::limiter::Settings::new(
-            settings.engine.rate,
-            settings.engine.max_concurrency,
-        ));
-        crate::reconcile::poll::poll(&mut store, &provider.client, &limiter, Some(run.id)).await?;
+        settle::before_verdict(
+            &mut store,
+            &provider.client,
+            &provider.name,
+            settings,
+            run.id,
+            stop,
+            notify,
+        )
+        .await?;
     }
     let counts = store.state_counts(run.id)?;
     if decide::run_settled(|s| counts.get(&s).copied().unwrap_or(0)) && stats.stop.is_none() {
@@ -405,6 +413,7 @@ pub async fn run(
         failed: written.failed,
         limiter: stats.limiter,
         verdict: written.verdict,
+        overrides: written.overrides,
     })))
 }
 
@@ -466,6 +475,7 @@ fn find_or_import(
         Imported::Rejected(r) => return Ok(Err(RunOutcome::Rejected(r))),
         Imported::DuplicateIds(d) => return Ok(Err(RunOutcome::DuplicateIds(d))),
         Imported::Repeats(r) => return Ok(Err(RunOutcome::Repeats(r))),
+        Imported::NotFailed(r) => return Ok(Err(RunOutcome::NotFailed(r))),
     }))
 }
 

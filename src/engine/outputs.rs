@@ -12,7 +12,7 @@ use super::identity::Snapshot;
 use super::import::sibling;
 use super::{ProviderChoice, Settings, approval, failed, verdict};
 use crate::report::{self, guard::Files};
-use crate::store::{RunInfo, Store, Tally, Totals};
+use crate::store::{Overrides, RunInfo, Store, Tally, Totals};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -70,6 +70,8 @@ pub struct Written {
     pub approval: Option<(PathBuf, BTreeMap<String, Tally>)>,
     /// `failed.csv`, when written.
     pub failed: Option<PathBuf>,
+    /// What the run was made with that differs from the config.
+    pub overrides: Overrides,
 }
 
 /// Writes the report (recording where), its summary, the approval files
@@ -99,10 +101,11 @@ pub fn write(
         verdict.add(r, initiate_only)
     })
     .with_context(again)?;
+    let overrides = store.overrides(run.id)?;
     let approval = if initiate_only {
         let control = approval::control_totals(&totals);
         let path = approval_totals(&settings.report, run.id);
-        approval::write_approval(&path, &control).with_context(again)?;
+        approval::write_approval(&path, &control, &overrides.lines()).with_context(again)?;
         // The page a manager approves before anything is executed.
         let page = approval_page(&settings.report, run.id);
         report::html::write_approval(store, run.id, &page).with_context(again)?;
@@ -116,7 +119,7 @@ pub fn write(
             &failed_path,
             &snapshot.path,
             settings.sheet.as_deref(),
-            settings.config.encoding.as_deref(),
+            &settings.config,
             &store.failed_rows(run.id)?,
         )
         .with_context(again)?
@@ -131,5 +134,6 @@ pub fn write(
         verdict,
         approval,
         failed,
+        overrides,
     })
 }

@@ -1,36 +1,17 @@
 //! The re-run decisions (docs/rerun.md), pure functions over data:
-//! - [`plan`]: what to do with a row whose transaction id an earlier run
-//!   already holds — pay it (new), re-pay it under a linked id (the earlier
-//!   payout failed), list it as already paid (skip), or hold it (still open
-//!   in an unfinished run);
-//! - [`Guard`]: the repeat guard — a row not recognised by id whose
-//!   account, currency and amount match a recent payout that may have moved
-//!   money, or another row of the same file, stops the run before any call.
+//! [`plan`] says what to do with a row whose transaction id an earlier run
+//! already holds — pay it (new), re-pay it under a linked id (the earlier
+//! payout failed), list it as already paid (skip), or hold it (still open
+//! in an unfinished run). Whether a row about to be paid repeats an
+//! earlier payment of the same person is `engine::guard`'s.
 
 use crate::machine::State;
 use crate::store::Earlier;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
 
 pub use crate::config::DEFAULT_REPEAT_WINDOW_DAYS;
 
-/// Repeats listed in full; beyond, a count (the operator looks at the
-/// pattern, and the list can be long when a whole payroll is repeated).
-pub const MAX_REPEATS_LISTED: usize = 50;
-
-/// Earlier payouts the repeat guard counts: every state in which money
-/// moved, may move or will move when its run is resumed. Failed payouts
-/// moved nothing and do not count. Wider than `machine::MAY_HAVE_PAID`:
-/// a pending payout of an unfinished run is paid when that run resumes.
-pub const GUARDED: &[State] = &[
-    State::Pending,
-    State::Initiating,
-    State::Initiated,
-    State::Executing,
-    State::Processing,
-    State::Executed,
-    State::Unknown,
-];
+pub use crate::machine::GUARDED;
 
 /// Longest transaction id: the validator's limit for ids in a file, which
 /// every provider profile accepts.
@@ -60,20 +41,22 @@ pub fn failed(state: State) -> bool {
 
 /// The decision for a row with transaction id `base`. `same_payout` tells
 /// whether the first earlier payout is this row's payout (always, for a
-/// derived id; for an id from the file, only if account, amount, currency
-/// and method agree).
+/// derived id; for an id from the file, only if account key, amount,
+/// currency and method agree). A row whose last attempt failed re-pays it
+/// even when corrected (a fixed account or amount in `failed.csv`): that
+/// payout moved no money, and the row is the payment it was meant to be.
 pub fn plan(base: &str, chain: &[Earlier], same_payout: bool) -> Plan {
     let Some(last) = chain.last() else {
         return Plan::New;
     };
-    if !same_payout {
-        return Plan::Conflict(chain[0].clone());
-    }
     if failed(last.state) {
         return Plan::Retry {
             id: retry_id(base, chain.len() as u32 + 1),
             of: last.payout_id,
         };
+    }
+    if !same_payout {
+        return Plan::Conflict(chain[0].clone());
     }
     if last.state.is_open() && !last.run_finished {
         return Plan::Open(last.clone());
@@ -93,102 +76,6 @@ pub fn retry_id(base: &str, attempt: u32) -> String {
     format!("rt-{}-r{attempt}", &hash[..24])
 }
 
-/// One row that repeats an earlier payout.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Repeat {
-    pub row: u64,
-    pub account: String,
-    pub amount: String,
-    pub currency: String,
-    pub of: RepeatOf,
-}
-
-/// What a row repeats.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RepeatOf {
-    /// A payout of an earlier run.
-    Run(Earlier),
-    /// An earlier row of the same file.
-    Row(u64),
-}
-
-impl std::fmt::Display for Repeat {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "row {}: account {}, {} {} ",
-            self.row, self.account, self.amount, self.currency
-        )?;
-        match &self.of {
-            RepeatOf::Run(e) => write!(
-                f,
-                "was already paid by run {} ({}, started {}), row {}, now {}",
-                e.run_id, e.run_file, e.run_created_at, e.row, e.state
-            ),
-            RepeatOf::Row(r) => write!(f, "repeats row {r} of this file"),
-        }
-    }
-}
-
-/// The recent payouts that may have moved money, by account, currency and
-/// amount.
-#[derive(Debug, Default)]
-pub struct Guard {
-    by_key: HashMap<(String, String, String), Vec<Earlier>>,
-}
-
-impl Guard {
-    /// `recent`: payouts of the runs inside the window; those not in
-    /// [`GUARDED`] are ignored.
-    pub fn new(recent: Vec<Earlier>) -> Guard {
-        let mut by_key: HashMap<_, Vec<Earlier>> = HashMap::new();
-        for e in recent.into_iter().filter(|e| GUARDED.contains(&e.state)) {
-            let key = (e.account_id.clone(), e.currency.clone(), e.amount.clone());
-            by_key.entry(key).or_default().push(e);
-        }
-        Guard { by_key }
-    }
-
-    /// The repeats of a row about to be paid (new or re-paid): earlier
-    /// payouts with its account, currency and amount (other than the one it
-    /// re-pays, `retry_of`), and the first identical row of the file
-    /// (`same_file`).
-    pub fn check(
-        &self,
-        row: u64,
-        account: &str,
-        currency: &str,
-        amount: &str,
-        retry_of: Option<i64>,
-        same_file: Option<u64>,
-    ) -> Vec<Repeat> {
-        let repeat = |of| Repeat {
-            row,
-            account: account.to_string(),
-            amount: amount.to_string(),
-            currency: currency.to_string(),
-            of,
-        };
-        let key = (
-            account.to_string(),
-            currency.to_string(),
-            amount.to_string(),
-        );
-        let mut out: Vec<Repeat> = self
-            .by_key
-            .get(&key)
-            .into_iter()
-            .flatten()
-            .filter(|e| Some(e.payout_id) != retry_of)
-            .map(|e| repeat(RepeatOf::Run(e.clone())))
-            .collect();
-        if let Some(first) = same_file {
-            out.push(repeat(RepeatOf::Row(first)));
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,12 +88,16 @@ mod tests {
             transaction_id: format!("tx-{id}"),
             state,
             account_id: "A1".into(),
+            account_key: "A1".into(),
             amount: "1000".into(),
             currency: "XOF".into(),
             method: "momo".into(),
             run_file: "payroll.csv".into(),
             run_created_at: "2026-11-02T10:00:00.000Z".into(),
             run_finished: finished,
+            period: "2026-11".into(),
+            at: "2026-11-02T10:00:00.000Z".into(),
+            origin_run: 1,
         }
     }
 
@@ -262,7 +153,33 @@ mod tests {
             plan("b", std::slice::from_ref(&e), true),
             Plan::Skip(_)
         ));
-        assert!(matches!(plan("b", &[e], false), Plan::Conflict(_)));
+        for state in State::ALL.into_iter().filter(|s| !failed(*s)) {
+            let e = earlier(3, state, true);
+            assert!(
+                matches!(plan("b", &[e], false), Plan::Conflict(_)),
+                "{state}"
+            );
+        }
+    }
+
+    /// A corrected row of `failed.csv` (its id names a failed payout, its
+    /// account or amount fixed) re-pays that payout under a linked id;
+    /// after a failed retry too.
+    #[test]
+    fn a_corrected_row_re_pays_a_failed_payout() {
+        let chain = [earlier(4, State::ExecuteFailed, true)];
+        assert_eq!(
+            plan("b", &chain, false),
+            Plan::Retry {
+                id: "b-r2".into(),
+                of: 4
+            }
+        );
+        let chain = [
+            earlier(4, State::ExecuteFailed, true),
+            earlier(6, State::Executed, true),
+        ];
+        assert!(matches!(plan("b", &chain, false), Plan::Conflict(e) if e.payout_id == 4));
     }
 
     #[test]
@@ -272,37 +189,5 @@ mod tests {
         let id = retry_id(&long, 12);
         assert!(id.len() <= MAX_ID_LEN && id.ends_with("-r12"), "{id}");
         assert_ne!(id, retry_id(&"y".repeat(MAX_ID_LEN), 12));
-    }
-
-    #[test]
-    fn the_guard_counts_what_may_have_moved_money_only() {
-        let guard = Guard::new(vec![
-            earlier(1, State::Executed, true),
-            earlier(2, State::ExecuteFailed, true),
-            earlier(3, State::InitiateFailed, true),
-            earlier(4, State::Unknown, true),
-            earlier(5, State::Pending, false),
-        ]);
-        let hits = guard.check(9, "A1", "XOF", "1000", None, None);
-        let ids: Vec<i64> = hits
-            .iter()
-            .map(|r| match &r.of {
-                RepeatOf::Run(e) => e.payout_id,
-                RepeatOf::Row(_) => 0,
-            })
-            .collect();
-        assert_eq!(ids, [1, 4, 5]);
-        assert!(hits[0].to_string().contains("run 1") && hits[0].to_string().contains("row 9"));
-        // Another amount, currency or account is not a repeat.
-        assert!(guard.check(9, "A1", "XOF", "1001", None, None).is_empty());
-        assert!(guard.check(9, "A1", "GHS", "1000", None, None).is_empty());
-        assert!(guard.check(9, "A2", "XOF", "1000", None, None).is_empty());
-        // The payout a retry replaces is not a repeat of it.
-        assert_eq!(guard.check(9, "A1", "XOF", "1000", Some(5), None).len(), 2);
-        // Identical rows of one file are reported the same way.
-        let same = guard.check(9, "A9", "XOF", "1", None, Some(4));
-        assert_eq!(same.len(), 1);
-        assert_eq!(same[0].of, RepeatOf::Row(4));
-        assert!(same[0].to_string().contains("repeats row 4"));
     }
 }

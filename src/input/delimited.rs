@@ -69,6 +69,17 @@ impl CsvSource {
     /// Opens `path`, in `encoding` (the config's key; `None`: UTF-8, or
     /// Windows-1252 when the file is not valid UTF-8).
     pub fn open(path: &Path, encoding: Option<&str>) -> Result<CsvSource> {
+        CsvSource::open_with(path, encoding, None)
+    }
+
+    /// [`CsvSource::open`] with the delimiter given (`None`: detected), for
+    /// the header search (`super::header`) when the detected one finds no
+    /// header row.
+    pub fn open_with(
+        path: &Path,
+        encoding: Option<&str>,
+        delimiter: Option<u8>,
+    ) -> Result<CsvSource> {
         let mut file =
             File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         let mut head = Vec::new();
@@ -107,7 +118,7 @@ impl CsvSource {
                 )
             };
         check_is_text(&head, path)?;
-        let delimiter = detect_delimiter(&head);
+        let delimiter = delimiter.unwrap_or_else(|| detect_delimiter(&head));
         let crlf = header_line_is_crlf(&head);
         let reader = csv::ReaderBuilder::new()
             .delimiter(delimiter)
@@ -146,6 +157,10 @@ impl CsvSource {
 impl RowSource for CsvSource {
     fn header(&self) -> &RawRow {
         &self.header
+    }
+
+    fn set_header(&mut self, header: RawRow) {
+        self.header = header;
     }
 
     fn delimiter(&self) -> u8 {
@@ -274,10 +289,12 @@ fn last_byte(path: &Path, head: &[u8], len: u64) -> Result<Option<u8>> {
     Ok(Some(b[0]))
 }
 
-/// `;` when the header line has more semicolons than commas outside quotes
+/// `;` when the first line has more semicolons than commas outside quotes
 /// (spreadsheet programs in locales with a decimal comma write `;`), else
-/// `,`.
-fn detect_delimiter(head: &[u8]) -> u8 {
+/// `,`. A first line with neither (a title above the header row, such as
+/// `Relevé des opérations`) says nothing: the first line that has one
+/// decides.
+pub fn detect_delimiter(head: &[u8]) -> u8 {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let (mut commas, mut semicolons, mut quoted) = (0usize, 0usize, false);
     for &b in head {
@@ -285,7 +302,7 @@ fn detect_delimiter(head: &[u8]) -> u8 {
             b'"' => quoted = !quoted,
             b',' if !quoted => commas += 1,
             b';' if !quoted => semicolons += 1,
-            b'\n' if !quoted => break,
+            b'\n' | b'\r' if !quoted && commas + semicolons > 0 => break,
             _ => {}
         }
     }
@@ -327,6 +344,9 @@ mod tests {
         assert_eq!(detect_delimiter(b"a;b;c\n1,5;2;3"), b';');
         assert_eq!(detect_delimiter(b"\"a,x\";b;c\n"), b';');
         assert_eq!(detect_delimiter(b"single\n"), b',');
+        // A title line without delimiters: the next line decides.
+        assert_eq!(detect_delimiter(b"Releve\n\nRef;Montant\n1;2,5\n"), b';');
+        assert_eq!(detect_delimiter(b"\xEF\xBB\xBFTitle\na,b\n"), b',');
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub(super) struct Unguarded {
 
 impl Unguarded {
     /// Wraps `inner` when its header says payrun wrote it.
-    pub(super) fn wrap(inner: Box<dyn RowSource>) -> Box<dyn RowSource> {
+    pub(crate) fn wrap(inner: Box<dyn RowSource>) -> Box<dyn RowSource> {
         if !crate::output::written_by_payrun(inner.header().fields.iter()) {
             return inner;
         }
@@ -55,6 +55,12 @@ impl RowSource for Unguarded {
             self.undone += undo(&mut out.fields);
         }
         Ok(more)
+    }
+
+    fn set_header(&mut self, mut header: RawRow) {
+        self.undone += undo(&mut header.fields);
+        self.inner.set_header(header.clone());
+        self.header = header;
     }
 
     fn delimiter(&self) -> u8 {

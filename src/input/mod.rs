@@ -9,11 +9,12 @@ mod budget;
 mod delimited;
 mod formats;
 mod guarded;
+pub mod header;
 mod hidden;
 mod text;
 mod workbook;
 
-pub use delimited::CsvSource;
+pub use delimited::{CsvSource, detect_delimiter};
 pub use workbook::{WorkbookSource, is_workbook};
 
 use anyhow::Result;
@@ -46,6 +47,9 @@ pub struct RawRow {
 pub trait RowSource {
     /// The header row.
     fn header(&self) -> &RawRow;
+    /// Makes `header`, a row read with [`RowSource::next_row`], the header
+    /// row: the rows before it were a preamble (`header::open_at_header`).
+    fn set_header(&mut self, header: RawRow);
     /// Reads the next non-blank row into `out`; `false` at the end.
     fn next_row(&mut self, out: &mut RawRow) -> Result<bool>;
     /// The field delimiter, to write `rejected.csv` the way the input was
@@ -62,6 +66,14 @@ pub trait RowSource {
     /// chosen sheet has no payroll headers.
     fn sheets(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// The visible worksheets of a workbook, in order (empty for CSV).
+    fn visible_sheets(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The worksheet read (`None` for CSV).
+    fn sheet(&self) -> Option<String> {
+        None
     }
     /// Data rows of a workbook hidden or filtered out in the spreadsheet
     /// program (spreadsheet numbers, ascending), which the author does not

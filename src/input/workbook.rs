@@ -34,6 +34,10 @@ pub fn is_workbook(path: &Path) -> bool {
 pub struct WorkbookSource {
     /// Every sheet's name, for the message when the headers are not found.
     sheets: Vec<String>,
+    /// The worksheet read.
+    name: String,
+    /// The visible worksheets' names, in order.
+    visible: Vec<String>,
     notices: Vec<String>,
     range: Range<Data>,
     /// The sheet's formulas, for cells that hold one but no saved value
@@ -135,9 +139,17 @@ impl WorkbookSource {
         } else {
             None
         };
+        let visible = book
+            .sheets_metadata()
+            .iter()
+            .filter(|s| s.visible == SheetVisible::Visible && s.typ == SheetType::WorkSheet)
+            .map(|s| s.name.clone())
+            .collect();
         let mut src = WorkbookSource {
             formulas,
             sheets: names.clone(),
+            name: sheet_name.clone(),
+            visible,
             notices,
             first_row: range.start().map_or(0, |(r, _)| r),
             range,
@@ -198,12 +210,26 @@ impl RowSource for WorkbookSource {
         &self.header
     }
 
+    fn set_header(&mut self, header: RawRow) {
+        // Hidden rows of the preamble are above the data: not rows to pay.
+        self.hidden.retain(|&r| r > header.row);
+        self.header = header;
+    }
+
     fn notices(&self) -> Vec<String> {
         self.notices.clone()
     }
 
     fn sheets(&self) -> Vec<String> {
         self.sheets.clone()
+    }
+
+    fn visible_sheets(&self) -> Vec<String> {
+        self.visible.clone()
+    }
+
+    fn sheet(&self) -> Option<String> {
+        Some(self.name.clone())
     }
 
     fn hidden_rows(&self) -> Vec<u64> {

@@ -170,6 +170,21 @@ pub const SENT_OR_PAID: &[State] = &[
 /// [`decide::resume_phase`].
 pub const RESUMED: &[State] = &[State::Executing, State::Initiating, State::Initiated];
 
+/// States of earlier payouts the repeat guard counts (docs/rerun.md): every
+/// state in which money moved, may move or will move when its run is
+/// resumed. Failed payouts moved nothing and do not count. Wider than
+/// [`MAY_HAVE_PAID`]: a pending payout of an unfinished run is paid when
+/// that run resumes.
+pub const GUARDED: &[State] = &[
+    State::Pending,
+    State::Initiating,
+    State::Initiated,
+    State::Executing,
+    State::Processing,
+    State::Executed,
+    State::Unknown,
+];
+
 /// States an operator must look at (`payrun reconcile` lists them): an
 /// unknown outcome, and a payout the provider has not finished.
 pub const NEEDS_OPERATOR: &[State] = &[State::Unknown, State::Processing];

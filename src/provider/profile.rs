@@ -68,8 +68,8 @@ pub enum HttpRule {
     Misconfigured,
 }
 
-/// `[provider.status_call]`: how to ask for one transaction's status.
-/// Parsed and validated now; used by a later reconciliation step.
+/// `[provider.status_call]`: how to ask for one transaction's status
+/// (`payrun reconcile --poll`, and a run's `settle_wait`).
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct StatusCallSpec {
@@ -157,6 +157,9 @@ pub enum ProfileError {
     BadStatusCall(String),
 }
 
+/// The sandbox's status call, part of the built-in profile.
+pub const SANDBOX_STATUS_PATH: &str = "/status/{transactionId}";
+
 /// Where every answer keeps the data an accepted `/pay` hands back.
 const DATA: &str = "/data";
 
@@ -224,9 +227,20 @@ fn check_pointer(key: &'static str, v: &str) -> Result<(), ProfileError> {
 
 impl Profile {
     /// The built-in profile: the sandbox's envelope
-    /// `{"status","code","message","data":{...}}`.
+    /// `{"status","code","message","data":{...}}` and its status call,
+    /// `GET /status/{transactionId}` (docs/provider.md). A written profile
+    /// has a status call only when it names one: the sandbox's route would
+    /// be a guess at another provider.
     pub fn sandbox() -> Profile {
-        Profile::from_spec(&ProfileSpec::default()).expect("the default profile is valid")
+        let spec = ProfileSpec {
+            status_call: Some(StatusCallSpec {
+                method: "GET".into(),
+                path: SANDBOX_STATUS_PATH.into(),
+                status: "/data/status".into(),
+            }),
+            ..ProfileSpec::default()
+        };
+        Profile::from_spec(&spec).expect("the default profile is valid")
     }
 
     /// Validates a written profile.

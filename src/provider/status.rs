@@ -1,7 +1,10 @@
 //! `Client::status`: asking the provider for one transaction's status with
 //! the profile's status call (`[provider.status_call]`), its word classified
 //! with the profile's own vocabulary. Without a status call it is never
-//! asked. A status that is not clearly paid or failed settles nothing.
+//! asked. A status that is not clearly paid or failed settles nothing. A
+//! 429 carries its `Retry-After` for the rate limiter; a 404 that is not
+//! the profile's "no such transaction" (a wrong path) and a refused key say
+//! that asking again is pointless.
 
 use super::Client;
 use super::profile::Class;
@@ -17,6 +20,14 @@ pub enum TxStatus {
     /// profile does not know: ask again later.
     NotFinal(String),
     NotFound,
+    /// 429: ask again after this pause (the answer's `Retry-After`, or the
+    /// default).
+    RateLimited(std::time::Duration),
+    /// A 404 without the profile's not-found code: the status path does
+    /// not exist at this provider; asking again cannot help.
+    NoRoute(String),
+    /// 401 or 403: the key was refused.
+    Refused(u16),
     /// The call failed or the answer could not be read: settles nothing.
     Unreadable(String),
 }
@@ -72,8 +83,16 @@ impl Client {
             }
         };
         let http = reply.http;
-        if http == 404 {
-            return Some(TxStatus::NotFound);
+        if http == 429 {
+            let wait = reply
+                .retry_after
+                .as_deref()
+                .and_then(|v| super::parse_retry_after(v, std::time::SystemTime::now()))
+                .unwrap_or(super::DEFAULT_RETRY_AFTER);
+            return Some(TxStatus::RateLimited(wait));
+        }
+        if http == 401 || http == 403 {
+            return Some(TxStatus::Refused(http));
         }
         let bytes = match reply.body {
             Ok(b) => b,
@@ -84,12 +103,24 @@ impl Client {
                 return Some(TxStatus::Unreadable(self.scrubber.redact(&e)));
             }
         };
+        let json: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+        if http == 404 {
+            // About the payout only when it carries the not-found code.
+            let code = json
+                .as_ref()
+                .zip(self.profile.code.as_deref())
+                .and_then(|(j, p)| j.pointer(p))
+                .and_then(|v| v.as_str());
+            return Some(match code.map(|c| self.profile.class_of(c)) {
+                Some(Some(super::profile::Class::NotFound)) => TxStatus::NotFound,
+                _ => TxStatus::NoRoute(format!("{} {}", call.method, call.path)),
+            });
+        }
         if !(200..300).contains(&http) {
             return Some(TxStatus::Unreadable(format!("HTTP {http}")));
         }
-        let json: serde_json::Value = match serde_json::from_slice(&bytes) {
-            Ok(v) => v,
-            Err(_) => return Some(TxStatus::Unreadable("answer is not JSON".into())),
+        let Some(json) = json else {
+            return Some(TxStatus::Unreadable("answer is not JSON".into()));
         };
         let Some(word) = json.pointer(&call.status).and_then(|v| v.as_str()) else {
             return Some(TxStatus::Unreadable(format!(

@@ -75,14 +75,20 @@ pub fn resend_refusal(run_provider: &str, target: &str) -> Option<String> {
                 .into(),
         );
     }
-    let norm = |s: &str| s.trim_end_matches('/').to_ascii_lowercase();
-    if norm(run_provider) != norm(target) {
+    if !same_provider(run_provider, target) {
         return Some(format!(
             "its run was made against {run_provider}, not {target}; the same id at \
              another provider is a new payment (pass --base-url {run_provider})"
         ));
     }
     None
+}
+
+/// Whether two providers recorded or given (base URLs, or `sandbox`) are
+/// the same: a trailing `/` and the case do not matter.
+pub fn same_provider(a: &str, b: &str) -> bool {
+    let norm = |s: &str| s.trim().trim_end_matches('/').to_ascii_lowercase();
+    norm(a) == norm(b)
 }
 
 #[cfg(test)]

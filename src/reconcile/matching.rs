@@ -1,10 +1,22 @@
-//! Matching payouts to a statement, as a pure function: for each payout and
-//! each statement line, a [`Verdict`]; the settlements the statement makes
-//! (an `unknown` payout it shows paid or failed); and the per-currency
-//! summary. No I/O: `reconcile::run` reads and writes around it.
+//! Matching payouts to a statement, as a pure function (docs/closing.md,
+//! "Match the provider's statement"): for each payout and each statement
+//! line, a [`Verdict`]; the settlements the statement makes (an `unknown`
+//! or `processing` payout it shows paid or failed); and the per-currency
+//! summary, in scope and out of scope. What the statement can speak about
+//! is given per payout ([`Reach`]): only a payout in scope can be missing
+//! from it; one of the same provider out of scope (another run, other
+//! dates) is matched when listed and otherwise only counted; one made
+//! against another provider is never settled by it.
+//!
+//! A statement settles only what it proves: one line for the id, and the
+//! line's amount, currency and account agree. An id with two or more lines
+//! never settles (`duplicate_in_statement`, each line's status named).
+//! No I/O: `reconcile::reconcile_statement` reads and writes around it.
 
 use super::statement::{StatementLine, StatementStatus};
 use crate::machine::State;
+use crate::validate::account::account_key;
+use crate::validate::phone::Phones;
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, HashMap};
 
@@ -28,7 +40,11 @@ pub enum Verdict {
     StatusDiffers,
     MissingFromStatement,
     UnknownToPayrun,
+    /// Two or more lines for one id: none of them settles anything.
     DuplicateInStatement,
+    /// A line naming a payout made against another provider: this
+    /// statement cannot prove anything about it.
+    OtherProvider,
 }
 
 impl Verdict {
@@ -45,8 +61,23 @@ impl Verdict {
             Verdict::MissingFromStatement => "missing_from_statement",
             Verdict::UnknownToPayrun => "unknown_to_payrun",
             Verdict::DuplicateInStatement => "duplicate_in_statement",
+            Verdict::OtherProvider => "other_provider",
         }
     }
+}
+
+/// What the statement can say about a payout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reach {
+    /// Its provider, its run(s), its dates: absent from it, it is missing.
+    InScope,
+    /// Its provider, but a run not asked for (`--run`): matched when
+    /// listed, never missing.
+    OtherRun,
+    /// Its provider, but sent outside the statement's dates.
+    OutsideDates,
+    /// Made against another provider: never settled by this statement.
+    OtherProvider,
 }
 
 /// One line of `reconciliation.csv`.
@@ -57,14 +88,20 @@ pub struct Line<'a> {
     pub verdict: Verdict,
     /// The state the statement settles the payout in, if it does.
     pub settles: Option<State>,
+    /// Why, when the verdict alone does not say (the lines of a duplicate
+    /// and their statuses).
+    pub note: String,
 }
 
-/// Counts and totals of one currency (totals in the provider's amount).
+/// Counts and totals of one currency, in the currency's major unit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Summary {
     pub matched: (u64, Decimal),
     pub differing: (u64, Decimal),
     pub missing: (u64, Decimal),
+    /// Payouts of the statement's provider it does not speak about (other
+    /// runs, other dates) and does not list: neither matched nor missing.
+    pub out_of_scope: (u64, Decimal),
 }
 
 /// The whole comparison.
@@ -72,6 +109,8 @@ pub struct Summary {
 pub struct Comparison<'a> {
     pub lines: Vec<Line<'a>>,
     pub summary: BTreeMap<String, Summary>,
+    /// Payouts by reach (whether listed or not).
+    pub reach: BTreeMap<Reach, u64>,
 }
 
 impl Comparison<'_> {
@@ -90,7 +129,7 @@ fn sent(state: State) -> bool {
 }
 
 /// Statuses compared, once amount, currency and account agree; `Some` in
-/// the second place is a settlement of an unknown payout.
+/// the second place is a settlement of an unknown or processing payout.
 fn status_verdict(state: State, status: StatementStatus) -> (Verdict, Option<State>) {
     use StatementStatus::*;
     match (state, status) {
@@ -110,70 +149,150 @@ fn status_verdict(state: State, status: StatementStatus) -> (Verdict, Option<Sta
     }
 }
 
-/// Compares `payouts` with `statement`. Payouts come first in the given
-/// order, then the statement lines no payout claimed.
-pub fn compare<'a>(payouts: &'a [Booked], statement: &'a [StatementLine]) -> Comparison<'a> {
-    let mut by_id: HashMap<&str, &StatementLine> = HashMap::new();
-    let mut duplicates = Vec::new();
-    for l in statement {
-        if by_id.insert(l.transaction_id.as_str(), l).is_some() {
-            duplicates.push(l);
-        }
+/// One payout against its one line. Accounts compare by their key
+/// (`validate::account::account_key`: formatting removed, a phone number in
+/// one E.164 form), the one comparison of accounts.
+fn one_line(p: &Booked, l: &StatementLine, phones: &mut Phones) -> (Verdict, Option<State>) {
+    if l.currency != p.currency.to_uppercase() {
+        (Verdict::CurrencyDiffers, None)
+    } else if l.amount != p.amount {
+        (Verdict::AmountDiffers, None)
+    } else if !l.account.is_empty()
+        && account_key(&l.account, phones) != account_key(&p.account_id, phones)
+    {
+        (Verdict::AccountDiffers, None)
+    } else {
+        status_verdict(p.state, l.status)
     }
-    // The first line of an id is the one compared.
-    let mut first: HashMap<&str, &StatementLine> = HashMap::new();
-    for l in statement.iter().rev() {
-        first.insert(l.transaction_id.as_str(), l);
+}
+
+/// The lines of a duplicated id, named with their statuses.
+fn duplicate_note(lines: &[&StatementLine]) -> String {
+    let each: Vec<String> = lines
+        .iter()
+        .map(|l| format!("{} {}", l.place(), crate::output::shown(&l.status_word)))
+        .collect();
+    let statuses: std::collections::BTreeSet<StatementStatus> =
+        lines.iter().map(|l| l.status).collect();
+    format!(
+        "{} lines for this id{}: {}; it is settled by none of them",
+        lines.len(),
+        if statuses.len() > 1 {
+            ", with conflicting statuses"
+        } else {
+            ""
+        },
+        each.join(", ")
+    )
+}
+
+/// Compares `payouts` with `statement`, each payout's reach given by
+/// `reach`, accounts keyed under `phones`' region. Payouts come first in
+/// the given order, then the statement lines no payout claimed.
+pub fn compare<'a>(
+    payouts: &'a [Booked],
+    reach: impl Fn(&Booked) -> Reach,
+    statement: &'a [StatementLine],
+    phones: &mut Phones,
+) -> Comparison<'a> {
+    let mut by_id: HashMap<&str, Vec<&StatementLine>> = HashMap::new();
+    for l in statement {
+        by_id.entry(l.transaction_id.as_str()).or_default().push(l);
     }
     let mut lines = Vec::new();
     let mut claimed = std::collections::HashSet::new();
+    let mut counts: BTreeMap<Reach, u64> = BTreeMap::new();
+    let mut out_of_scope: Vec<&Booked> = Vec::new();
     for p in payouts {
-        let line = first.get(p.transaction_id.as_str()).copied();
-        let (verdict, settles) = match line {
-            None if sent(p.state) => (Verdict::MissingFromStatement, None),
-            None => continue,
-            Some(l) => {
-                claimed.insert(l.transaction_id.as_str());
-                if l.currency != p.currency.to_uppercase() {
-                    (Verdict::CurrencyDiffers, None)
-                } else if l.amount != p.wire_amount {
-                    (Verdict::AmountDiffers, None)
-                } else if !l.account.is_empty() && l.account != p.account_id {
-                    (Verdict::AccountDiffers, None)
-                } else {
-                    status_verdict(p.state, l.status)
-                }
+        let r = reach(p);
+        *counts.entry(r).or_default() += 1;
+        let Some(listed) = by_id.get(p.transaction_id.as_str()) else {
+            match r {
+                Reach::InScope if sent(p.state) => lines.push(Line {
+                    payout: Some(p),
+                    statement: None,
+                    verdict: Verdict::MissingFromStatement,
+                    settles: None,
+                    note: String::new(),
+                }),
+                Reach::OtherRun | Reach::OutsideDates if sent(p.state) => out_of_scope.push(p),
+                _ => {}
             }
+            continue;
         };
+        claimed.insert(p.transaction_id.as_str());
+        if r == Reach::OtherProvider {
+            for l in listed {
+                lines.push(Line {
+                    payout: Some(p),
+                    statement: Some(l),
+                    verdict: Verdict::OtherProvider,
+                    settles: None,
+                    note: "the payout was made against another provider than this statement's"
+                        .into(),
+                });
+            }
+            continue;
+        }
+        if listed.len() > 1 {
+            let note = duplicate_note(listed);
+            for l in listed {
+                lines.push(Line {
+                    payout: Some(p),
+                    statement: Some(l),
+                    verdict: Verdict::DuplicateInStatement,
+                    settles: None,
+                    note: note.clone(),
+                });
+            }
+            continue;
+        }
+        let (verdict, settles) = one_line(p, listed[0], phones);
         lines.push(Line {
             payout: Some(p),
-            statement: line,
+            statement: Some(listed[0]),
             verdict,
             settles,
+            note: String::new(),
         });
     }
     for l in statement {
-        if !claimed.contains(l.transaction_id.as_str()) && first[l.transaction_id.as_str()] == l {
-            lines.push(Line {
-                payout: None,
-                statement: Some(l),
-                verdict: Verdict::UnknownToPayrun,
-                settles: None,
-            });
+        let id = l.transaction_id.as_str();
+        if claimed.contains(id) {
+            continue;
         }
-    }
-    for l in duplicates {
+        let listed = &by_id[id];
+        let first = std::ptr::eq(listed[0], l);
         lines.push(Line {
             payout: None,
             statement: Some(l),
-            verdict: Verdict::DuplicateInStatement,
+            verdict: if first {
+                Verdict::UnknownToPayrun
+            } else {
+                Verdict::DuplicateInStatement
+            },
             settles: None,
+            note: if listed.len() > 1 {
+                duplicate_note(listed)
+            } else {
+                String::new()
+            },
         });
     }
+    let summary = summarize(&lines, &out_of_scope);
+    Comparison {
+        lines,
+        summary,
+        reach: counts,
+    }
+}
+
+/// Per currency: matched, differing, missing (both ways) and out of scope.
+fn summarize(lines: &[Line<'_>], out_of_scope: &[&Booked]) -> BTreeMap<String, Summary> {
     let mut summary: BTreeMap<String, Summary> = BTreeMap::new();
-    for l in &lines {
+    for l in lines {
         let (currency, amount) = match (l.payout, l.statement) {
-            (Some(p), _) => (p.currency.to_uppercase(), p.wire_amount),
+            (Some(p), _) => (p.currency.to_uppercase(), p.amount),
             (None, Some(s)) => (s.currency.clone(), s.amount),
             (None, None) => continue,
         };
@@ -186,109 +305,13 @@ pub fn compare<'a>(payouts: &'a [Booked], statement: &'a [StatementLine]) -> Com
         cell.0 += 1;
         cell.1 += amount;
     }
-    Comparison { lines, summary }
+    for p in out_of_scope {
+        let s = summary.entry(p.currency.to_uppercase()).or_default();
+        s.out_of_scope.0 += 1;
+        s.out_of_scope.1 += p.amount;
+    }
+    summary
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn booked(id: i64, tx: &str, amount: i64, state: State) -> Booked {
-        Booked {
-            id,
-            run_id: 1,
-            row: id as u64 + 1,
-            transaction_id: tx.into(),
-            account_id: "225".into(),
-            wire_amount: Decimal::from(amount),
-            currency: "XOF".into(),
-            state,
-        }
-    }
-
-    fn line(n: u64, tx: &str, amount: i64, status: StatementStatus) -> StatementLine {
-        StatementLine {
-            line: n,
-            transaction_id: tx.into(),
-            account: "225".into(),
-            amount: Decimal::from(amount),
-            currency: "XOF".into(),
-            status,
-            status_word: status.as_str().into(),
-        }
-    }
-
-    #[test]
-    fn every_kind_of_difference_is_named_and_summed() {
-        use StatementStatus::*;
-        let payouts = vec![
-            booked(1, "a", 100, State::Executed),
-            booked(2, "b", 100, State::Executed),
-            booked(3, "c", 100, State::Unknown),
-            booked(4, "d", 100, State::Unknown),
-            booked(5, "e", 100, State::Executed),
-            booked(6, "f", 100, State::ExecuteFailed),
-            booked(7, "g", 100, State::Pending),
-        ];
-        let st = vec![
-            line(2, "a", 100, Paid),
-            line(3, "b", 90, Paid),
-            line(4, "c", 100, Paid),
-            line(5, "d", 100, Failed),
-            line(6, "f", 100, Paid),
-            line(7, "z", 40, Paid),
-            line(8, "a", 100, Paid),
-        ];
-        let c = compare(&payouts, &st);
-        let got: Vec<(Option<&str>, &str, Option<State>)> = c
-            .lines
-            .iter()
-            .map(|l| {
-                (
-                    l.payout.map(|p| p.transaction_id.as_str()),
-                    l.verdict.as_str(),
-                    l.settles,
-                )
-            })
-            .collect();
-        assert_eq!(
-            got,
-            vec![
-                (Some("a"), "matched", None),
-                (Some("b"), "amount_differs", None),
-                (Some("c"), "matched", Some(State::Executed)),
-                (Some("d"), "matched", Some(State::ExecuteFailed)),
-                (Some("e"), "missing_from_statement", None),
-                (Some("f"), "paid_not_executed", None),
-                (None, "unknown_to_payrun", None),
-                (None, "duplicate_in_statement", None),
-            ]
-        );
-        assert!(!c.all_matched());
-        let s = &c.summary["XOF"];
-        assert_eq!(s.matched, (3, Decimal::from(300)));
-        assert_eq!(s.differing, (3, Decimal::from(300)));
-        assert_eq!(s.missing, (2, Decimal::from(140)));
-    }
-
-    #[test]
-    fn status_table() {
-        use StatementStatus::*;
-        assert_eq!(
-            status_verdict(State::Executed, Failed).0,
-            Verdict::ExecutedNotPaid
-        );
-        assert_eq!(
-            status_verdict(State::Initiated, Paid).0,
-            Verdict::PaidNotExecuted
-        );
-        assert_eq!(
-            status_verdict(State::Unknown, NotFinal),
-            (Verdict::NotSettled, None)
-        );
-        assert_eq!(
-            status_verdict(State::ExecuteFailed, NotFinal).0,
-            Verdict::StatusDiffers
-        );
-    }
-}
+mod tests;

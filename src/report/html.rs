@@ -2,7 +2,8 @@
 //! `approval-run-N.html` beside the report after `--initiate-only`): one self-contained HTML file
 //! a manager can read and print before money moves — the run, the file and
 //! its SHA-256, counts and totals per currency, every beneficiary with the
-//! amount, and the notices (rejected rows, unknown payouts, other runs of a
+//! amount, and the notices (rejected rows, second payments allowed, a totals
+//! row used, rows skipped as already paid, unknown payouts, other runs of a
 //! file of the same name). No script, no external resource: it renders the
 //! same offline, in a mail client or on paper. Every value is escaped.
 
@@ -21,6 +22,10 @@ pub struct ApprovalPage {
     pub totals: Totals,
     pub rows: Vec<ReportRow>,
     pub notices: Vec<String>,
+    /// The run's audit trail: (transaction id, time, action, from, to,
+    /// reason) of every settlement by a statement, a status call, an
+    /// operator or a re-send, and every override recorded.
+    pub audit: Vec<[String; 6]>,
 }
 
 /// HTML-escapes text for element content and quoted attributes.
@@ -55,6 +60,9 @@ pub fn gather(store: &Store, run_id: i64) -> Result<Option<ApprovalPage>> {
     for r in rejected {
         notices.push(format!("row {} rejected: {}", r.row, r.provider_message));
     }
+    // What the run was allowed beyond the rules: a second payment to a
+    // person, a totals row used, rows left out as already paid.
+    notices.extend(store.overrides(run_id)?.lines());
     let unknown = counts.get(&State::Unknown).copied().unwrap_or(0);
     if unknown > 0 {
         notices.push(format!(
@@ -75,6 +83,7 @@ pub fn gather(store: &Store, run_id: i64) -> Result<Option<ApprovalPage>> {
     }
     Ok(Some(ApprovalPage {
         totals: store.totals(run_id)?,
+        audit: store.audit(run_id)?,
         run,
         counts,
         rows,
@@ -104,6 +113,7 @@ const SECTIONS: &[Section] = &[
     totals_section,
     notices_section,
     beneficiaries_section,
+    audit_section,
     sign_off_section,
 ];
 
@@ -132,6 +142,7 @@ fn run_section(p: &ApprovalPage, h: &mut String) {
         "<h1>Payroll run {id}: approval</h1>\n<table>\
          <tr><th>File</th><td><code>{file}</code></td></tr>\
          <tr><th>SHA-256</th><td><code>{sha}</code></td></tr>\
+         <tr><th>Period</th><td>{period}</td></tr>\
          <tr><th>Label</th><td>{label}</td></tr>\
          <tr><th>Provider</th><td>{provider}</td></tr>\
          <tr><th>Created</th><td>{created}</td></tr>\
@@ -141,6 +152,11 @@ fn run_section(p: &ApprovalPage, h: &mut String) {
         file = escape(&run.file_path),
         sha = escape(&run.file_sha256),
         label = escape(&run.label),
+        period = if run.period.is_empty() {
+            "(none recorded: a run from before periods)".to_owned()
+        } else {
+            escape(&run.period)
+        },
         provider = escape(&run.provider),
         created = escape(&run.created_at),
         rows = run.rows_total,
@@ -215,6 +231,33 @@ fn sign_off_section(_: &ApprovalPage, h: &mut String) {
     );
 }
 
+/// The audit section: every settlement (statement, status call, operator,
+/// re-send) and override of the run, in order, with its reason.
+fn audit_section(p: &ApprovalPage, h: &mut String) {
+    let audit = &p.audit;
+    h.push_str("<h2>Audit trail</h2>\n");
+    if audit.is_empty() {
+        h.push_str(
+            "<p class=\"ok\">Nothing settled by a statement, a status call, an operator or a re-send, and nothing allowed beyond the rules.</p>\n",
+        );
+        return;
+    }
+    h.push_str("<table><thead><tr><th>Time</th><th>Transaction id</th><th>Action</th><th>From</th><th>To</th><th>Reason</th></tr></thead><tbody>\n");
+    for [tx, at, action, from, to, reason] in audit {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(at),
+            escape(tx),
+            escape(action),
+            escape(from),
+            escape(to),
+            escape(reason)
+        );
+    }
+    h.push_str("</tbody></table>\n");
+}
+
 /// Writes the approval page of `run_id` to `path` (whole or not at all).
 /// `false` when there is no such run.
 pub fn write_approval(store: &Store, run_id: i64, path: &Path) -> Result<bool> {
@@ -276,6 +319,14 @@ mod tests {
                 executed_at: String::new(),
             }],
             notices: vec!["a <b>notice</b>".into()],
+            audit: vec![[
+                "tx-1".into(),
+                "2026-06-02T10:00:00.000Z".into(),
+                "statement".into(),
+                "unknown".into(),
+                "executed".into(),
+                "statement <releve>.csv (sha256 ab) line 4: Réussi".into(),
+            ]],
         }
     }
 
@@ -291,5 +342,10 @@ mod tests {
         }
         assert!(html.contains("25000 XOF"));
         assert!(html.contains("ab12"));
+        assert!(html.contains("<th>Period</th><td>2026-05</td>"), "{html}");
+        assert!(
+            html.contains("<td>statement</td><td>unknown</td><td>executed</td><td>statement &lt;releve&gt;.csv (sha256 ab) line 4: Réussi</td>"),
+            "{html}"
+        );
     }
 }

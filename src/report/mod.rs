@@ -18,7 +18,7 @@ pub mod xlsx;
 use crate::output::safe_cell;
 pub(crate) use crate::output::write_atomically;
 use crate::payout::State;
-use crate::store::{ReportRow, ReportTarget, Store, Totals};
+use crate::store::{ReportRow, ReportTarget, SKIPPED, Store, Totals};
 use anyhow::Result;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -95,6 +95,7 @@ fn write_report_seeing(
     }
     let totals = store.totals(run_id)?;
     let rejected = store.run(run_id)?.map(|r| r.rows_rejected).unwrap_or(0);
+    let overrides = store.overrides(run_id)?;
     write_atomically(&summary_path(path), |w| {
         let mut csv = csv_writer(w, style)?;
         csv.write_record(style::summary_header(style.language))?;
@@ -111,10 +112,40 @@ fn write_report_seeing(
         if rejected > 0 {
             csv.write_record(["", State::Rejected.as_str(), &rejected.to_string(), ""])?;
         }
+        // What the run was allowed beyond the rules, as lines of their own.
+        for [currency, what, count, total] in override_lines(&overrides) {
+            csv.write_record([
+                safe_cell(&currency).as_ref(),
+                &what,
+                &count,
+                &style.amount(&total),
+            ])?;
+        }
         csv.flush()?;
         Ok(())
     })?;
     Ok(totals)
+}
+
+/// The summary's lines for a run's overrides: (currency, what, count,
+/// total) — rows skipped as already paid, second payments allowed, and the
+/// totals row used as a control total (its currency and amount).
+fn override_lines(o: &crate::store::Overrides) -> Vec<[String; 4]> {
+    let mut out = Vec::new();
+    if o.skipped_as_paid > 0 {
+        let n = o.skipped_as_paid.to_string();
+        out.push([String::new(), SKIPPED.to_string(), n, String::new()]);
+    }
+    if o.second_payments_total > 0 {
+        let n = o.second_payments_total.to_string();
+        out.push([String::new(), "second_payment".into(), n, String::new()]);
+    }
+    if let Some(t) = &o.totals_row {
+        let currency = t.currency.clone().unwrap_or_default();
+        let total = t.amount.clone().unwrap_or_default();
+        out.push([currency, "totals_row".into(), String::new(), total]);
+    }
+    out
 }
 
 /// Writes the report and records where and how, so `payrun reconcile` can

@@ -68,7 +68,8 @@ impl ReportStyle {
     }
 }
 
-/// The delimiter (`;` when the first line has more semicolons than commas
+/// The delimiter the payroll was read with (`crate::input::detect_delimiter`:
+/// `;` when the first line with a delimiter has more semicolons than commas
 /// outside quotes, else `,`) and whether the bytes start with a BOM.
 /// Workbooks (zip or OLE files) are not text: `,` and no BOM.
 pub fn sniff(head: &[u8]) -> (u8, bool) {
@@ -77,17 +78,7 @@ pub fn sniff(head: &[u8]) -> (u8, bool) {
     if text.starts_with(b"PK") || text.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
         return (b',', false);
     }
-    let (mut commas, mut semicolons, mut quoted) = (0usize, 0usize, false);
-    for &b in text {
-        match b {
-            b'"' => quoted = !quoted,
-            b'\n' | b'\r' if !quoted => break,
-            b',' if !quoted => commas += 1,
-            b';' if !quoted => semicolons += 1,
-            _ => {}
-        }
-    }
-    (if semicolons > commas { b';' } else { b',' }, bom)
+    (crate::input::detect_delimiter(text), bom)
 }
 
 /// The report's header in `language`. The English names are the fixed

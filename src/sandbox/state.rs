@@ -39,6 +39,9 @@ pub mod magic {
     /// Every `/initiates` answers 500 before anything is recorded: a poison
     /// row that never gets a final answer.
     pub const ALWAYS_500: &str = "000000000500";
+    /// The first `/executes` fails (`RECIPIENT_NOT_FOUND`, nothing debited)
+    /// and is answered 503: a failure the client never hears of.
+    pub const FAIL_THEN_503: &str = "000000000513";
 }
 
 /// What a transaction is.
@@ -317,7 +320,7 @@ fn magic_is(account: &str, magic: &str) -> bool {
 }
 
 pub(super) fn magic_failure(account: &str) -> Option<Failure> {
-    if magic_is(account, magic::RECIPIENT_NOT_FOUND) {
+    if magic_is(account, magic::RECIPIENT_NOT_FOUND) || magic_is(account, magic::FAIL_THEN_503) {
         Some(Failure::RecipientNotFound)
     } else if magic_is(account, magic::LIMIT_EXCEEDED) {
         Some(Failure::LimitExceeded)
@@ -327,7 +330,7 @@ pub(super) fn magic_failure(account: &str) -> Option<Failure> {
 }
 
 fn magic_ambiguity(account: &str) -> Option<Ambiguity> {
-    if magic_is(account, magic::EXECUTE_THEN_503) {
+    if magic_is(account, magic::EXECUTE_THEN_503) || magic_is(account, magic::FAIL_THEN_503) {
         Some(Ambiguity::Unavailable)
     } else if magic_is(account, magic::EXECUTE_THEN_CUT) {
         Some(Ambiguity::Cut)
@@ -590,6 +593,9 @@ impl Ledger {
                     Some(f) => {
                         t.status = Status::Failed;
                         t.failure = Some(f);
+                        if first {
+                            ambiguity = magic_ambiguity(&t.account);
+                        }
                         (StatusCode::UNPROCESSABLE_ENTITY, f.code(), f.message())
                     }
                     None if rules.settle.is_some() => {
@@ -999,7 +1005,14 @@ mod tests {
         );
         l.initiate(&init("amb", "1", magic::EXECUTE_THEN_503), w);
         l.initiate(&init("cut", "1", magic::EXECUTE_THEN_CUT), w);
+        l.initiate(&init("lost", "1", magic::FAIL_THEN_503), w);
         assert_eq!(l.execute("nf").code, codes::RECIPIENT_NOT_FOUND);
+        let lost = l.execute("lost");
+        assert_eq!(
+            (lost.code, lost.ambiguity),
+            (codes::RECIPIENT_NOT_FOUND, Some(Ambiguity::Unavailable))
+        );
+        assert_eq!(l.execute("lost").ambiguity, None);
         assert_eq!(l.execute("lim").code, codes::LIMIT_EXCEEDED);
         let amb = l.execute("amb");
         assert_eq!(

@@ -683,7 +683,13 @@ fn booked_lists_payouts_as_sent() {
         );
         assert_eq!(store.booked(Some(two)).unwrap(), all[2..].to_vec());
         assert!(store.booked(Some(two + 1)).unwrap().is_empty());
-        all
+        // The major amount as the row gave it; the send's time once sent.
+        assert_eq!(all[1].amount, Decimal::new(125, 1));
+        let sent: Vec<String> = all.iter().map(|b| mask(&b.sent_at)).collect();
+        assert_eq!(sent, ["", "", "<time>"]);
+        all.into_iter()
+            .map(|b| (b.transaction_id, b.amount, mask(&b.sent_at)))
+            .collect::<Vec<_>>()
     });
 }
 

@@ -4,12 +4,14 @@
 //! same name and signature; a backend missing one does not compile.
 
 use super::errors::{ImportError, WriteError};
+use super::overrides::{NewOverride, Overrides};
+use super::person::PersonQuery;
 use super::pg::{self, Pg};
 use super::sqlite::{self, Sqlite};
 use super::target::Db;
 use super::types::{
-    Booked, CancelOutcome, Earlier, NewRun, ReportRow, ReportTarget, RunInfo, Totals, Transition,
-    Unresolved, Work,
+    Booked, CancelOutcome, Earlier, FailedRow, NewRun, ReportRow, ReportTarget, RetryLink, RunInfo,
+    Totals, Transition, Unresolved, Work,
 };
 use super::writer::GroupOp;
 use crate::machine::State;
@@ -123,7 +125,7 @@ impl Store {
         dispatch!(self, b => b.skipped_count(run_id))
     }
 
-    pub fn failed_rows(&self, run_id: i64) -> Result<Vec<(u64, String)>> {
+    pub fn failed_rows(&self, run_id: i64) -> Result<Vec<FailedRow>> {
         dispatch!(self, b => b.failed_rows(run_id))
     }
 
@@ -197,6 +199,19 @@ impl Store {
         dispatch!(self, b => b.audit(run_id))
     }
 
+    /// Gives payouts recorded before account keys existed the key `key`
+    /// computes from their account; how many.
+    pub fn fill_account_keys(&mut self, key: &mut dyn FnMut(&str) -> String) -> Result<u64> {
+        dispatch!(self, b => b.fill_account_keys(key))
+    }
+
+    /// What a run was allowed beyond the rules (second payments, a totals
+    /// row used, rows skipped as already paid): for the approval page, the
+    /// report summary and the audit trail.
+    pub fn overrides(&self, run_id: i64) -> Result<Overrides> {
+        dispatch!(self, b => b.overrides(run_id))
+    }
+
     /// An operator's decision on one payout, with its audit line.
     pub fn resolve(
         &mut self,
@@ -216,12 +231,20 @@ impl Import<'_> {
         dispatch_import!(self, b => b.run_id())
     }
 
-    pub fn add(&mut self, p: &Payout, transaction_id: &str) -> Result<()> {
+    /// Adds a payout as `pending`; its payout id (`None`: the id is taken
+    /// and the import will be refused).
+    pub fn add(&mut self, p: &Payout, transaction_id: &str) -> Result<Option<i64>> {
         dispatch_import!(self, b => b.add(p, transaction_id))
     }
 
-    pub fn add_retry(&mut self, p: &Payout, transaction_id: &str, retry_of: i64) -> Result<()> {
-        dispatch_import!(self, b => b.add_retry(p, transaction_id, retry_of))
+    /// Adds a re-payment of a failed payout, linked to it.
+    pub fn add_retry(
+        &mut self,
+        p: &Payout,
+        transaction_id: &str,
+        link: RetryLink,
+    ) -> Result<Option<i64>> {
+        dispatch_import!(self, b => b.add_retry(p, transaction_id, link))
     }
 
     /// Refuses the import for a reason found by the caller: one line among
@@ -240,9 +263,15 @@ impl Import<'_> {
         dispatch_import!(self, b => b.earlier(transaction_id))
     }
 
-    /// Payouts of the runs of the last `window_days` days in `states`.
-    pub fn recent_payouts(&self, window_days: u32, states: &[State]) -> Result<Vec<Earlier>> {
-        dispatch_import!(self, b => b.recent_payouts(window_days, states))
+    /// Earlier payouts to the person of `q` the guard compares a row
+    /// with (one indexed query).
+    pub fn same_person(&self, q: &PersonQuery<'_>) -> Result<Vec<Earlier>> {
+        dispatch_import!(self, b => b.same_person(q))
+    }
+
+    /// Records what this run is allowed beyond the rules.
+    pub fn add_override(&mut self, o: NewOverride) -> Result<()> {
+        dispatch_import!(self, b => b.add_override(o))
     }
 
     pub fn payouts_of(&self, run_id: i64) -> Result<u64> {

@@ -34,6 +34,8 @@
 //! - [`shared`]: the workers of a run shared through PostgreSQL, leases;
 //! - [`report_rows`], [`cancel_plan`]: what both backends build alike from
 //!   the rows they read (report lines and totals; what a cancel changes);
+//! - [`person`]: the per-person guard's look-ups, as data;
+//! - [`overrides`]: what a run was allowed beyond the rules, and its read;
 //! - [`sqlite`], [`pg`]: the backends, one concern per file inside each.
 
 #[cfg(test)]
@@ -43,6 +45,10 @@ mod chain;
 mod errors;
 mod facade;
 mod lock;
+pub mod overrides;
+pub mod person;
+#[cfg(test)]
+mod person_tests;
 pub mod pg;
 mod report_rows;
 mod rows;
@@ -58,12 +64,14 @@ mod writer;
 pub use errors::{ChangedMeanwhile, DuplicateIds, ImportError, WriteError, changed_meanwhile};
 pub use facade::{Import, Store};
 pub use lock::RunLock;
+pub use overrides::{NewOverride, Override, OverrideKind, Overrides};
+pub use person::PersonQuery;
 pub use shared::{LeaseTerms, Outstanding, WorkerInfo};
 pub use sqlite::APPLICATION_ID;
 pub use target::Db;
 pub use types::{
-    Booked, CancelOutcome, Earlier, NewRun, RELEASED_ID_MARK, ReportRow, ReportTarget, RunInfo,
-    SKIPPED, Tally, Totals, Transition, Unresolved, Work,
+    Booked, CancelOutcome, Earlier, FailedRow, NewRun, RELEASED_ID_MARK, ReportRow, ReportTarget,
+    RetryLink, RunInfo, SKIPPED, Tally, Totals, Transition, Unresolved, Work,
 };
 pub use writer::{Writer, WriterThread};
 
@@ -81,6 +89,8 @@ pub(crate) mod test_support {
             row,
             transaction_id: None,
             account_id: format!("acc{row}"),
+            account_given: None,
+            account_key: format!("ACC{row}"),
             amount: Decimal::from_str(amount).unwrap(),
             wire_amount: amount.replace('.', ""),
             currency: "XOF".into(),

@@ -6,7 +6,7 @@
 //! so the two backends cannot drift apart.
 
 use super::report_rows::{SkippedRow, beneficiary};
-use super::types::{Earlier, ReportRow, RunInfo, Unresolved, Work, merged_sender};
+use super::types::{Earlier, FailedRow, ReportRow, RunInfo, Unresolved, Work, merged_sender};
 use crate::machine::State;
 use crate::provider::wire::{Beneficiary, InitiateRequest, Sender};
 
@@ -152,7 +152,9 @@ where
 /// Columns of an [`Earlier`], payouts `p` joined with runs `r`.
 pub(crate) const EARLIER_COLS: &str =
     "p.id, p.run_id, p.row, p.transaction_id, p.state, p.account_id,
-    p.amount, p.currency, p.method, r.file_path, r.created_at, r.finished_at IS NOT NULL";
+    p.amount, p.currency, p.method, r.file_path, r.created_at, r.finished_at IS NOT NULL,
+    COALESCE(p.account_key, p.account_id), CASE WHEN r.period = '' THEN substr(r.created_at, 1, 7)
+    ELSE r.period END, COALESCE(p.updated_at, r.created_at), COALESCE(p.origin_run, p.run_id)";
 
 pub(crate) fn earlier<R: Cols>(r: &R) -> Result<Earlier, R::Error> {
     Ok(Earlier {
@@ -168,6 +170,10 @@ pub(crate) fn earlier<R: Cols>(r: &R) -> Result<Earlier, R::Error> {
         run_file: r.col(9)?,
         run_created_at: r.col(10)?,
         run_finished: r.col(11)?,
+        account_key: r.col(12)?,
+        period: r.col(13)?,
+        at: r.col(14)?,
+        origin_run: r.col(15)?,
     })
 }
 
@@ -207,5 +213,41 @@ pub(crate) fn report_row<R: Cols>(r: &R) -> Result<ReportRow, R::Error> {
         attempts: r.col::<i64>(10)? as u32,
         initiated_at: r.col(11)?,
         executed_at: r.col(12)?,
+    })
+}
+
+/// The failed payouts of a run (`range` selects its payouts), each with
+/// the transaction id its row was first paid under: `retry_of` followed
+/// back to the payout that has none. In payout order.
+pub(crate) fn failed_sql(range: &str) -> String {
+    format!(
+        "WITH RECURSIVE up(id, parent, root) AS (
+             SELECT id, retry_of, transaction_id FROM payouts
+             WHERE {range} AND state IN ({failed})
+             UNION ALL
+             SELECT up.id, q.retry_of, q.transaction_id FROM up JOIN payouts q ON q.id = up.parent)
+         SELECT p.row, p.state, COALESCE(p.provider_code, ''), COALESCE(p.provider_msg, ''),
+             up.root
+         FROM up JOIN payouts p ON p.id = up.id WHERE up.parent IS NULL ORDER BY p.id",
+        failed = super::sqlite::state_list(&[State::InitiateFailed, State::ExecuteFailed])
+    )
+}
+
+/// A row of [`failed_sql`]: the reason is the state, then the provider's
+/// code and message when there are.
+pub(crate) fn failed_row<R: Cols>(r: &R) -> Result<FailedRow, R::Error> {
+    let state: State = r.col(1)?;
+    let code: String = r.col(2)?;
+    let msg: String = r.col(3)?;
+    let reason = match (code.is_empty(), msg.is_empty()) {
+        (true, true) => state.as_str().to_string(),
+        (false, true) => format!("{state}: {code}"),
+        (true, false) => format!("{state}: {msg}"),
+        (false, false) => format!("{state}: {code}: {msg}"),
+    };
+    Ok(FailedRow {
+        row: r.col(0)?,
+        reason,
+        transaction_id: r.col(4)?,
     })
 }

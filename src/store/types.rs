@@ -27,7 +27,8 @@ pub struct RunInfo {
     /// The worksheet named with `--sheet` (empty: the first, or CSV).
     pub sheet: String,
     /// 1: transaction ids derived from the file's bytes and row numbers
-    /// (older runs); 2: derived from the payout itself (docs/rerun.md).
+    /// (older runs); 2: derived from the payout itself; 3: from the payout
+    /// with its canonical account key (docs/rerun.md).
     pub id_scheme: i64,
 }
 
@@ -140,6 +141,9 @@ pub struct Earlier {
     pub transaction_id: String,
     pub state: State,
     pub account_id: String,
+    /// The canonical account key (the account as sent, for a payout whose
+    /// key was never filled).
+    pub account_key: String,
     /// Normalised decimal, as stored.
     pub amount: String,
     pub currency: String,
@@ -147,6 +151,35 @@ pub struct Earlier {
     pub run_file: String,
     pub run_created_at: String,
     pub run_finished: bool,
+    /// Its run's period (for a run from before periods, the month it was
+    /// started in).
+    pub period: String,
+    /// When it last changed state (its run's start if it never did): the
+    /// payout's own time, which the repeat window is measured from.
+    pub at: String,
+    /// The run whose import asked for it: its own, or for a re-payment of
+    /// a failed payout, the run that first asked for that payout.
+    pub origin_run: i64,
+}
+
+/// A failed payout of a run, as `failed.csv` names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedRow {
+    pub row: u64,
+    /// The state, the provider's code and message.
+    pub reason: String,
+    /// The transaction id its row was first paid under (for a re-payment,
+    /// the id of the payout it re-pays, followed back): run again, that id
+    /// finds this payout and re-pays it under the next linked id.
+    pub transaction_id: String,
+}
+
+/// A re-payment's link to what it replaces: the failed payout, and the run
+/// whose import first asked for the payment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryLink {
+    pub of: i64,
+    pub origin_run: i64,
 }
 
 /// A payout as recorded, with what the provider was sent.
@@ -157,10 +190,15 @@ pub struct Booked {
     pub row: u64,
     pub transaction_id: String,
     pub account_id: String,
-    /// The amount sent to the provider (what a statement shows).
+    /// The amount sent to the provider (digits, in the configured unit).
     pub wire_amount: Decimal,
+    /// The amount in the currency's major unit, as the row gave it.
+    pub amount: Decimal,
     pub currency: String,
     pub state: State,
+    /// When the execute was recorded (else the last change, else the
+    /// initiation), as stored: the day a statement lists it under.
+    pub sent_at: String,
 }
 
 /// The suffix given to the transaction id of a cancelled payout that was

@@ -66,7 +66,7 @@ fn import_claim_apply_round_trip() {
         assert_eq!(run_id, 1, "{b}");
         let run = store.find_run("abc").unwrap().unwrap();
         assert_eq!((run.id, run.rows_total, run.rows_rejected), (run_id, 2, 0));
-        assert_eq!((run.id_scheme, run.period.as_str()), (2, "2026-05"));
+        assert_eq!((run.id_scheme, run.period.as_str()), (3, "2026-05"));
         assert_eq!(store.payout_count(run_id).unwrap(), 2);
 
         let claimed = store
@@ -247,7 +247,7 @@ fn conflict_lines_and_duplicates_keep_row_order() {
 }
 
 #[test]
-fn earlier_recent_retry_and_skipped_rows() {
+fn earlier_retry_and_skipped_rows() {
     each(|store, b| {
         let sender = Sender::default();
         let mut imp = store.begin_import(&new_run("one", &sender)).unwrap();
@@ -275,25 +275,42 @@ fn earlier_recent_retry_and_skipped_rows() {
         assert_eq!(e.run_file, "payroll.csv");
         assert!(!e.run_finished);
         assert!(imp.earlier("tx-9").unwrap().is_none());
-        let recent = imp.recent_payouts(20, &[State::Pending]).unwrap();
-        assert_eq!(recent.len(), 1, "{b}: the failed one is not asked for");
-        assert_eq!(recent[0].transaction_id, "tx-2");
-        let both = imp
-            .recent_payouts(20, &[State::Pending, State::InitiateFailed])
-            .unwrap();
-        assert_eq!(both.iter().map(|e| e.row).collect::<Vec<_>>(), [2, 3]);
-        assert!(imp.recent_payouts(0, &[State::Pending]).unwrap().is_empty());
+        assert_eq!((e.period.as_str(), e.origin_run), ("2026-05", first));
+        assert_eq!(e.account_key, "ACC2");
         assert_eq!(imp.payouts_of(first).unwrap(), 2);
         imp.add_skipped(2, e.payout_id).unwrap();
         imp.add_skipped(2, e.payout_id).unwrap();
-        imp.add_retry(&payout(3, "5"), "tx-3-r2", id).unwrap();
+        let link = crate::store::RetryLink {
+            of: id,
+            origin_run: first,
+        };
+        imp.add_retry(&payout(3, "5"), "tx-3-r2", link).unwrap();
         let second = imp.commit().unwrap();
         assert_eq!(store.skipped_count(second).unwrap(), 1, "{b}");
         assert_eq!(store.payout_count(second).unwrap(), 1);
         assert_eq!(store.run(second).unwrap().unwrap().rows_total, 3);
         let failed = store.failed_rows(first).unwrap();
-        assert_eq!(failed, vec![(3, "initiate_failed: E42".to_string())], "{b}");
+        let got: Vec<(u64, &str, &str)> = failed
+            .iter()
+            .map(|f| (f.row, f.reason.as_str(), f.transaction_id.as_str()))
+            .collect();
+        assert_eq!(got, [(3, "initiate_failed: E42", "tx-3")], "{b}");
         assert!(store.failed_rows(second).unwrap().is_empty());
+        // A failed re-payment is named by the id its row was first paid
+        // under, followed back through `retry_of`.
+        let retry = id_of(store, "tx-3-r2");
+        store
+            .apply(&[
+                Transition::new(retry, State::Pending, State::Initiating),
+                Transition::new(retry, State::Initiating, State::InitiateFailed),
+            ])
+            .unwrap();
+        let failed = store.failed_rows(second).unwrap();
+        assert_eq!(failed.len(), 1, "{b}");
+        assert_eq!(
+            (failed[0].row, failed[0].transaction_id.as_str()),
+            (3, "tx-3")
+        );
 
         // A finished run is seen as such; an unfinished one is found again.
         assert_eq!(
@@ -312,7 +329,12 @@ fn earlier_recent_retry_and_skipped_rows() {
             "{finished_at}"
         );
         let imp = store.begin_import(&new_run("three", &sender)).unwrap();
-        assert!(imp.earlier("tx-3-r2").unwrap().unwrap().run_finished);
+        let retry = imp.earlier("tx-3-r2").unwrap().unwrap();
+        assert!(retry.run_finished);
+        assert_eq!(
+            retry.origin_run, first,
+            "{b}: a re-payment belongs to the first request"
+        );
     });
 }
 

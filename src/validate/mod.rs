@@ -8,9 +8,11 @@
 //! (`payrun run`) calls the same [`scan`], so what `validate` accepts is
 //! exactly what `run` would pay.
 
+pub mod account;
 pub mod amount;
 pub mod columns;
 pub mod fields;
+pub mod header;
 mod ids;
 pub mod number;
 mod numeric;
@@ -22,7 +24,7 @@ pub use row::Validator;
 use sheet::{Totals, skip_rule, totals_row};
 
 use crate::config::Config;
-use crate::input::{self, RawRow};
+use crate::input::RawRow;
 use crate::output::safe_cell;
 use crate::payout::Payout;
 use anyhow::{Context, Result};
@@ -159,7 +161,7 @@ pub fn scan(
     opts: &ScanOptions,
     mut on_row: impl FnMut(RowOutcome<'_>) -> Result<()>,
 ) -> Result<Summary> {
-    let mut source = input::open(path, opts.sheet.as_deref(), cfg.encoding.as_deref())?;
+    let (mut source, preamble) = header::open_payroll(path, opts.sheet.as_deref(), cfg)?;
     let unknown = source.hidden_rows_unknown();
     if let Some(ext) = &unknown
         && !opts.assume_no_hidden_rows
@@ -192,17 +194,7 @@ pub fn scan(
         );
     }
     let header = source.header();
-    let mut optional = Vec::new();
-    if cfg
-        .default_payout_method_id
-        .as_deref()
-        .is_some_and(|m| !m.trim().is_empty())
-    {
-        optional.push(columns::Col::PayoutMethodId);
-    }
-    if cfg.default_currency.is_some() {
-        optional.push(columns::Col::Currency);
-    }
+    let optional = header::optional_columns(cfg);
     let sheets = source.sheets();
     let columns = columns::Columns::resolve(header.fields.iter(), &cfg.columns, &optional)
         .map_err(|e| {
@@ -234,6 +226,7 @@ pub fn scan(
         notices: source.notices(),
         ..Summary::default()
     };
+    summary.notices.extend(preamble);
     if let Some(ext) = &unknown {
         summary.notices.push(format!(
             "hidden or filtered rows were not looked for: a .{ext} workbook does not show them to payrun (--assume-no-hidden-rows); save it as .xlsx to have them checked"
@@ -247,6 +240,9 @@ pub fn scan(
         ));
     }
     let mut payees_capped = false;
+    // A totals row found, kept until the data ends (used) or another row
+    // follows it (refused: a totals row is the last row of the data).
+    let mut pending_total: Option<(ControlTotal, Vec<String>)> = None;
     let mut raw = RawRow::default();
     while source
         .next_row(&mut raw)
@@ -268,14 +264,30 @@ pub fn scan(
             }
             continue;
         }
+        if let Some((total, cells)) = pending_total.take() {
+            summary.rejected += 1;
+            let rejected = Rejected {
+                row: total.row,
+                raw: cells,
+                errors: vec![FieldError {
+                    row: total.row,
+                    column: String::new(),
+                    value: String::new(),
+                    message: format!(
+                        "this row has no payee and its amount ({} {}) is the sum of the rows above, like a totals row, but row {} follows it: a totals row must be the last row of the data; move it to the end or remove it, or fill in the account and the payee if it is a payment",
+                        total.total, total.currency, raw.row
+                    ),
+                }],
+            };
+            if let Some(w) = rejected_out.as_mut() {
+                w.write(&rejected)?;
+            }
+            on_row(RowOutcome::Rejected(&rejected))?;
+        }
         match totals_row(&raw, validator.columns(), &summary, cfg) {
             Totals::Row => {}
             Totals::Matches(total) => {
-                summary.notices.push(format!(
-                    "row {} is a totals row ({} {}), equal to the sum of the rows above: used as a control total, not paid",
-                    raw.row, total.total, total.currency
-                ));
-                summary.control_total = Some(total);
+                pending_total = Some((total, raw.fields.iter().map(str::to_owned).collect()));
                 continue;
             }
             Totals::Differs(message) => {
@@ -340,6 +352,13 @@ pub fn scan(
                 on_row(RowOutcome::Rejected(&rejected))?;
             }
         }
+    }
+    if let Some((total, _)) = pending_total {
+        summary.notices.push(format!(
+            "row {} is a totals row ({} {}), equal to the sum of the rows above: used as a control total, not paid",
+            total.row, total.total, total.currency
+        ));
+        summary.control_total = Some(total);
     }
     summary.notices.extend(validator.number_column_notices());
     if summary.rows == 0 {

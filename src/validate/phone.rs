@@ -194,6 +194,44 @@ impl Phones {
         fields::phone(value, self.region)
     }
 
+    /// The E.164 form of `digits` read as a number of the configured
+    /// region, as the crate reads a number written without `+`: national
+    /// (with its trunk prefix), or starting with the region's country code.
+    /// A string too long to be national takes the fast path when it can.
+    /// `None` without a region, or when the digits are no valid number.
+    pub(super) fn in_region(&mut self, digits: &str) -> Option<String> {
+        let region = self.region?;
+        let meta = DATABASE.by_id(region.as_ref())?;
+        let code = meta.country_code().to_string();
+        let longest = meta
+            .descriptors()
+            .general()
+            .possible_length()
+            .iter()
+            .max()
+            .map_or(*NSN_LENGTH.end(), |&n| usize::from(n));
+        if digits.len() > longest
+            && digits.starts_with(&code)
+            && let Some(e164) = self.international(digits)
+        {
+            return Some(e164);
+        }
+        if digits.len() > longest + code.len() {
+            return None;
+        }
+        fields::phone(digits, Some(region)).ok()
+    }
+
+    /// The E.164 form of `+digits` when the fast check takes it as a valid
+    /// international number; `None` otherwise (the crate is not asked: a
+    /// digit string that is no phone number must stay cheap).
+    pub(super) fn international(&mut self, digits: &str) -> Option<String> {
+        let mut plus = String::with_capacity(digits.len() + 1);
+        plus.push('+');
+        plus.push_str(digits);
+        self.fast(&plus)
+    }
+
     /// The E.164 form of a valid international number whose digits the
     /// crate would keep as written; `None` means "ask the crate".
     fn fast(&mut self, value: &str) -> Option<String> {

@@ -3,6 +3,7 @@
 //! seen (a repeat is rejected), so it is tested without any file.
 
 use super::FieldError;
+use super::account;
 use super::amount;
 use super::columns::{Col, Columns};
 use super::fields::{self, MAX_NAME_LEN, MAX_TEXT_LEN};
@@ -34,7 +35,7 @@ pub struct Validator {
     /// Columns payrun does not read whose name says whether to pay the row
     /// (`Statut`, `pay`): field index and header.
     status_columns: Vec<(usize, String)>,
-    /// (account, currency, amount) of the valid rows so far.
+    /// (account key, currency, amount, method) of the valid rows so far.
     payees: IdSet,
     payees_seen: u64,
     key: String,
@@ -45,7 +46,7 @@ pub struct Validator {
 /// Whether a valid row pays the same as an earlier one.
 pub enum Repeat {
     New,
-    /// Same account, currency and amount as this earlier row.
+    /// Same account key, currency, amount and method as this earlier row.
     Of(u64),
     /// Past the first [`MAX_PAYEES`] rows: not checked.
     NotChecked,
@@ -158,8 +159,9 @@ impl Validator {
         })
     }
 
-    /// The first row paying the same account the same amount in the same
-    /// currency as `p`, if any (`p` is remembered otherwise). Only the
+    /// The first row paying the same account (by its key) the same amount
+    /// in the same currency by the same method as `p`, if any (`p` is
+    /// remembered otherwise). Only the
     /// first [`MAX_PAYEES`] valid rows are remembered.
     pub fn repeat_of(&mut self, p: &Payout) -> Repeat {
         if self.payees_seen >= MAX_PAYEES {
@@ -167,7 +169,12 @@ impl Validator {
         }
         self.payees_seen += 1;
         self.key.clear();
-        for part in [&p.account_id, &p.currency, &p.wire_amount] {
+        for part in [
+            &p.account_key,
+            &p.currency,
+            &p.wire_amount,
+            &p.payout_method_id,
+        ] {
             self.key.push_str(part);
             self.key.push('\0');
         }
@@ -298,11 +305,17 @@ impl Validator {
             }
         };
 
-        let account_id = get(Col::AccountId);
-        if check(Col::AccountId, fields::identifier(account_id, "account_id")) {
+        // Spaces and a number's separators are formatting, not part of
+        // the account: the provider gets it without them.
+        let account_given = get(Col::AccountId);
+        let account_id = account::provider_form(account_given);
+        if check(
+            Col::AccountId,
+            fields::identifier(&account_id, "account_id"),
+        ) {
             check(
                 Col::AccountId,
-                numeric::check(raw, columns.index(Col::AccountId), account_id),
+                numeric::check(raw, columns.index(Col::AccountId), account_given),
             );
         }
 
@@ -425,7 +438,9 @@ impl Validator {
             (true, Some(amount), Some((currency, _)), Some(payout_method_id)) => Ok(Payout {
                 row: raw.row,
                 transaction_id,
-                account_id: account_id.to_owned(),
+                account_key: account::account_key(&account_id, &mut self.phones),
+                account_given: (account_given != account_id).then(|| account_given.to_owned()),
+                account_id: account_id.into_owned(),
                 amount: amount.value,
                 wire_amount: amount.wire,
                 currency: currency.to_owned(),

@@ -13,6 +13,10 @@ use std::process::{Command, Output};
 
 pub const KEY: &str = "sk_sandbox_test";
 
+/// The config line that keeps runs from asking the status call before
+/// their verdict (see [`Work::parked`]).
+pub const NO_SETTLE_WAIT: &str = "settle_wait = \"0s\"\n";
+
 /// Retry backoff base for every run the tests start (`PAYRUN_BACKOFF_MS`):
 /// the real retry policy, with waits short enough that no test sleeps on
 /// backoff meant for a real provider.
@@ -95,6 +99,13 @@ impl Work {
         std::fs::write(&p, text).unwrap();
         p
     }
+    /// A `payrun.toml` with `settle_wait = "0s"`: runs do not ask the
+    /// sandbox's status call before their verdict, so what an ambiguous
+    /// answer parks (`unknown`, `processing`) stays parked for the test.
+    pub fn parked(&self) -> &Work {
+        self.write("payrun.toml", NO_SETTLE_WAIT);
+        self
+    }
     pub fn db(&self) -> PathBuf {
         self.path("payrun.db")
     }
@@ -164,6 +175,23 @@ impl Work {
             .output()
             .unwrap();
         assert_eq!(code(&out), 0, "{}", text(&out));
+    }
+    /// The approval file (`html` or `csv`) of the latest run that wrote
+    /// one here: `approval-run-N.EXT` with the largest N.
+    pub fn latest_approval(&self, ext: &str) -> PathBuf {
+        let suffix = format!(".{ext}");
+        let n = std::fs::read_dir(self.dir.path())
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().to_string_lossy().into_owned();
+                name.strip_prefix("approval-run-")?
+                    .strip_suffix(suffix.as_str())?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .max()
+            .expect("an approval file");
+        self.path(&format!("approval-run-{n}{suffix}"))
     }
     pub fn report_rows(&self) -> Vec<csv::StringRecord> {
         read_csv(&self.report())

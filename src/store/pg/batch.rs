@@ -5,6 +5,7 @@
 
 use crate::machine::State;
 use crate::payout::{Payout, SenderOverride};
+use crate::store::types::RetryLink;
 use anyhow::Result;
 use postgres::Client;
 
@@ -27,6 +28,9 @@ pub(super) struct Columns {
     b_email: Vec<String>,
     sender_json: Vec<Option<String>>,
     retry_of: Vec<Option<i64>>,
+    origin_run: Vec<Option<i64>>,
+    account_key: Vec<String>,
+    account_given: Vec<Option<String>>,
 }
 
 impl Columns {
@@ -37,7 +41,7 @@ impl Columns {
         id: i64,
         p: &Payout,
         transaction_id: &str,
-        retry_of: Option<i64>,
+        link: Option<RetryLink>,
     ) -> Result<()> {
         let sender_json = if p.sender == SenderOverride::default() {
             None
@@ -61,7 +65,10 @@ impl Columns {
         self.b_email
             .push(p.beneficiary_email.clone().unwrap_or_default());
         self.sender_json.push(sender_json);
-        self.retry_of.push(retry_of);
+        self.retry_of.push(link.map(|l| l.of));
+        self.origin_run.push(link.map(|l| l.origin_run));
+        self.account_key.push(p.account_key.clone());
+        self.account_given.push(p.account_given.clone());
         Ok(())
     }
 
@@ -87,6 +94,9 @@ impl Columns {
             b_email,
             sender_json,
             retry_of,
+            origin_run,
+            account_key,
+            account_given,
         } = self;
         seq.clear();
         id.clear();
@@ -104,6 +114,9 @@ impl Columns {
         b_email.clear();
         sender_json.clear();
         retry_of.clear();
+        origin_run.clear();
+        account_key.clear();
+        account_given.clear();
     }
 
     /// Inserts the rows in order; returns the ids of those inserted (a
@@ -112,13 +125,15 @@ impl Columns {
         let rows = c.query(
             "INSERT INTO payouts (id, run_id, row, transaction_id, account_id, amount, wire_amount,
                 currency, method, description, b_first, b_last, b_phone, b_email, sender_json,
-                state, retry_of)
+                state, retry_of, origin_run, account_key, account_given)
              SELECT u.id, $1, u.r, u.t, u.acc, u.amt, u.wire, u.cur, u.meth, u.descr, u.bf, u.bl,
-                u.bp, u.be, u.sj, $2, u.retry
+                u.bp, u.be, u.sj, $2, u.retry, u.origin, u.akey, u.agiven
              FROM unnest($3::BIGINT[], $4::BIGINT[], $5::TEXT[], $6::TEXT[], $7::TEXT[],
                 $8::TEXT[], $9::TEXT[], $10::TEXT[], $11::TEXT[], $12::TEXT[], $13::TEXT[],
-                $14::TEXT[], $15::TEXT[], $16::TEXT[], $17::BIGINT[])
-                AS u(id, r, t, acc, amt, wire, cur, meth, descr, bf, bl, bp, be, sj, retry)
+                $14::TEXT[], $15::TEXT[], $16::TEXT[], $17::BIGINT[], $18::BIGINT[], $19::TEXT[],
+                $20::TEXT[])
+                AS u(id, r, t, acc, amt, wire, cur, meth, descr, bf, bl, bp, be, sj, retry,
+                     origin, akey, agiven)
              ORDER BY u.id
              ON CONFLICT (transaction_id) DO NOTHING
              RETURNING id",
@@ -140,6 +155,9 @@ impl Columns {
                 &self.b_email,
                 &self.sender_json,
                 &self.retry_of,
+                &self.origin_run,
+                &self.account_key,
+                &self.account_given,
             ],
         )?;
         Ok(rows.iter().map(|r| r.get(0)).collect())

@@ -1,5 +1,5 @@
 //! Reads for closing the books (PostgreSQL): every payout as the provider
-//! was sent it (transaction id, account, wire amount, currency, state), for
+//! was sent it (transaction id, account, wire and major amounts, currency, state, when it was sent), for
 //! matching against a provider's statement; as `sqlite/booked.rs`.
 
 use super::Pg;
@@ -14,7 +14,8 @@ impl Pg {
     pub fn booked(&self, run_id: Option<i64>) -> Result<Vec<Booked>> {
         self.call(move |c| {
             c.query(
-                "SELECT id, run_id, row, transaction_id, account_id, wire_amount, currency, state
+                "SELECT id, run_id, row, transaction_id, account_id, wire_amount, currency, amount, state,
+                        COALESCE(executed_at, updated_at, initiated_at, '')
                  FROM payouts WHERE ($1::BIGINT IS NULL OR run_id = $1) ORDER BY run_id, row",
                 &[&run_id],
             )?
@@ -30,7 +31,10 @@ impl Pg {
                     // Written by payrun as digits; a bad one compares unequal.
                     wire_amount: Decimal::from_str(&wire).unwrap_or(Decimal::MIN),
                     currency: r.try_get(6)?,
-                    state: state(r, 7)?,
+                    amount: Decimal::from_str(&r.try_get::<_, String>(7)?)
+                        .unwrap_or(Decimal::MIN),
+                    state: state(r, 8)?,
+                    sent_at: r.try_get(9)?,
                 })
             })
             .collect()

@@ -1,16 +1,14 @@
 //! History (PostgreSQL): what earlier runs recorded, as the re-run rules
 //! need it (docs/rerun.md), with the same answers as `sqlite/history.rs`.
-//! Inside an import: the earlier payout holding a transaction id, the
-//! recent payouts the repeat guard compares with, rows recorded as already
-//! paid (skipped, inserted in batches). Outside: the unfinished run of the
+//! Inside an import: the earlier payout holding a transaction id, rows
+//! recorded as already paid (skipped, inserted in batches). Outside: the unfinished run of the
 //! same file, the counts and failed rows of a run.
 
 use super::import::{BATCH, Import};
-use super::sql::{RUN_COLS, state, state_list};
+use super::sql::RUN_COLS;
 use super::{LOST, Pg};
-use crate::machine::State;
 use crate::store::rows::{self, EARLIER_COLS};
-use crate::store::types::{Earlier, RunInfo};
+use crate::store::types::{Earlier, FailedRow, RunInfo};
 use anyhow::{Context, Result};
 use std::collections::HashSet;
 
@@ -32,28 +30,6 @@ impl Import<'_> {
                 .as_ref()
                 .map(rows::earlier)
                 .transpose()
-        })
-        .context("cannot read earlier payouts")
-    }
-
-    /// Every payout of the runs created in the last `window_days` days
-    /// (before this one) whose state is in `states`, by run then payout.
-    pub fn recent_payouts(&self, window_days: u32, states: &[State]) -> Result<Vec<Earlier>> {
-        let days = i32::try_from(window_days).unwrap_or(i32::MAX);
-        let run_id = self.run_id;
-        let sql = format!(
-            r#"SELECT {EARLIER_COLS} FROM payouts p JOIN runs r ON r.id = p.run_id
-             WHERE r.id <> $1 AND r.created_at >= to_char(
-                 (clock_timestamp() - make_interval(days => $2)) AT TIME ZONE 'UTC',
-                 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-             AND p.state IN ({}) ORDER BY r.id, p.id"#,
-            state_list(states)
-        );
-        self.call(move |c| {
-            c.query(&sql, &[&run_id, &days])?
-                .iter()
-                .map(rows::earlier)
-                .collect()
         })
         .context("cannot read earlier payouts")
     }
@@ -122,7 +98,7 @@ impl Pg {
             c.query_opt(
                 &format!(
                     "SELECT {RUN_COLS} FROM runs WHERE file_sha256 = $1 AND label = $2
-                     AND sheet = $3 AND id_scheme = 2 AND finished_at IS NULL
+                     AND sheet = $3 AND id_scheme >= 2 AND finished_at IS NULL
                      ORDER BY id DESC LIMIT 1"
                 ),
                 &[&file_sha256, &label, &sheet],
@@ -151,28 +127,13 @@ impl Pg {
         Ok(n as u64)
     }
 
-    /// The failed payouts of a run: (row, reason), in row order.
-    pub fn failed_rows(&self, run_id: i64) -> Result<Vec<(u64, String)>> {
-        let sql = format!(
-            "SELECT row, state, COALESCE(provider_code, ''), COALESCE(provider_msg, '')
-             FROM payouts WHERE run_id = $1 AND state IN ({}) ORDER BY id",
-            state_list(&[State::InitiateFailed, State::ExecuteFailed])
-        );
+    /// The failed payouts of a run, as SQLite's `failed_rows`.
+    pub fn failed_rows(&self, run_id: i64) -> Result<Vec<FailedRow>> {
+        let sql = rows::failed_sql("run_id = $1");
         self.call(|c| {
             c.query(&sql, &[&run_id])?
                 .iter()
-                .map(|r| {
-                    let state = state(r, 1)?;
-                    let code: String = r.try_get(2)?;
-                    let msg: String = r.try_get(3)?;
-                    let reason = match (code.is_empty(), msg.is_empty()) {
-                        (true, true) => state.as_str().to_string(),
-                        (false, true) => format!("{state}: {code}"),
-                        (true, false) => format!("{state}: {msg}"),
-                        (false, false) => format!("{state}: {code}: {msg}"),
-                    };
-                    Ok((r.try_get::<_, i64>(0)? as u64, reason))
-                })
+                .map(rows::failed_row)
                 .collect::<Result<Vec<_>>>()
                 .context("cannot read failed payouts")
         })

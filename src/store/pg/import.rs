@@ -15,7 +15,7 @@ use super::driver::Driver;
 use super::{LOST, Pg};
 use crate::payout::Payout;
 use crate::store::errors::{DuplicateIds, ImportError, MAX_DUPLICATES_LISTED};
-use crate::store::types::NewRun;
+use crate::store::types::{NewRun, RetryLink};
 use anyhow::{Context, Result};
 use postgres::{Client, Statement};
 use std::collections::{HashMap, HashSet};
@@ -49,6 +49,8 @@ impl Pg {
             run_id: 0,
             next_id: 0,
             earlier: None,
+            person: None,
+            overrides: Vec::new(),
             rows: 0,
             seq: 0,
             pending: Columns::default(),
@@ -69,7 +71,7 @@ impl Pg {
                             sender_json, rows_total, rows_rejected, created_at, period, sheet,
                             id_scheme)
                          VALUES ((SELECT COALESCE(max(id), 0) + 1 FROM runs),
-                            $1, $2, $3, $4, $5, $6, 0, 0, {}, $7, $8, 2) RETURNING id",
+                            $1, $2, $3, $4, $5, $6, 0, 0, {}, $7, $8, 3) RETURNING id",
                         super::schema::NOW
                     ),
                     &[a, b, c2, d, e, f, g, h],
@@ -77,10 +79,12 @@ impl Pg {
                 let last = c.query_one("SELECT COALESCE(max(id), 0) FROM payouts", &[])?;
                 // Asked once per row: prepared once per import.
                 let earlier = c.prepare(&super::history::earlier_sql())?;
-                Ok((run.get(0), last.get::<_, i64>(0) + 1, earlier))
+                let person = c.prepare(&super::person::same_person_sql())?;
+                Ok((run.get(0), last.get::<_, i64>(0) + 1, (earlier, person)))
             })
             .context("cannot record the run")?;
-        (imp.run_id, imp.next_id, imp.earlier) = (run_id, next_id, Some(earlier));
+        (imp.run_id, imp.next_id) = (run_id, next_id);
+        (imp.earlier, imp.person) = (Some(earlier.0), Some(earlier.1));
         Ok(imp)
     }
 }
@@ -96,6 +100,10 @@ pub struct Import<'a> {
     next_id: i64,
     /// The look-up of [`Import::earlier`], prepared.
     pub(super) earlier: Option<Statement>,
+    /// The look-up of [`Import::same_person`], prepared.
+    pub(super) person: Option<Statement>,
+    /// Overrides not yet inserted (after the payouts they name).
+    pub(super) overrides: Vec<crate::store::overrides::NewOverride>,
     pub(super) rows: u64,
     /// Rows added so far: orders the duplicate lines found at a flush
     /// among those the caller reported by [`Import::conflict`].
@@ -128,32 +136,43 @@ impl Import<'_> {
         self.driver.as_ref().context(LOST)?.run(f)?
     }
 
-    /// Adds a valid payout as `pending` under `transaction_id`.
-    pub fn add(&mut self, p: &Payout, transaction_id: &str) -> Result<()> {
+    /// Adds a valid payout as `pending` under `transaction_id`; its payout
+    /// id (if the id turns out taken, the import is refused at commit).
+    pub fn add(&mut self, p: &Payout, transaction_id: &str) -> Result<Option<i64>> {
         self.insert(p, transaction_id, None)
     }
 
     /// Adds a valid payout as `pending` under `transaction_id`, re-paying
-    /// the failed earlier payout `retry_of` (recorded as the link).
-    pub fn add_retry(&mut self, p: &Payout, transaction_id: &str, retry_of: i64) -> Result<()> {
-        self.insert(p, transaction_id, Some(retry_of))
+    /// the failed earlier payout of `link` (recorded as the link).
+    pub fn add_retry(
+        &mut self,
+        p: &Payout,
+        transaction_id: &str,
+        link: RetryLink,
+    ) -> Result<Option<i64>> {
+        self.insert(p, transaction_id, Some(link))
     }
 
-    fn insert(&mut self, p: &Payout, transaction_id: &str, retry_of: Option<i64>) -> Result<()> {
+    fn insert(
+        &mut self,
+        p: &Payout,
+        transaction_id: &str,
+        link: Option<RetryLink>,
+    ) -> Result<Option<i64>> {
         self.rows += 1;
         self.seq += 1;
-        self.pending
-            .push(self.seq, self.next_id, p, transaction_id, retry_of)?;
+        let id = self.next_id;
+        self.pending.push(self.seq, id, p, transaction_id, link)?;
         self.next_id += 1;
         if self.pending.len() >= BATCH {
             self.flush_payouts()?;
         }
-        Ok(())
+        Ok(Some(id))
     }
 
     /// Inserts the buffered payouts; those whose transaction id is taken
     /// become duplicates.
-    fn flush_payouts(&mut self) -> Result<()> {
+    pub(super) fn flush_payouts(&mut self) -> Result<()> {
         if self.pending.len() == 0 {
             return Ok(());
         }
@@ -210,6 +229,7 @@ impl Import<'_> {
     pub fn commit(mut self) -> Result<i64, ImportError> {
         self.flush_payouts()?;
         self.flush_skipped()?;
+        self.flush_overrides()?;
         if self.duplicate_total > 0 {
             return Err(ImportError::DuplicateIds(DuplicateIds(
                 self.duplicate_lines()?,

@@ -19,6 +19,8 @@ mod driver;
 mod history;
 mod import;
 mod outputs;
+mod overrides;
+mod person;
 mod rate;
 mod reads;
 mod resolve;

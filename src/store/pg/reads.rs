@@ -232,7 +232,8 @@ fn report_rows(
         .start()?;
     // Rows skipped as already paid by an earlier run (docs/rerun.md).
     let skipped = tx.bind(
-        "SELECT s.row, p.transaction_id, p.account_id, p.b_first, p.b_last, p.amount,
+        "SELECT s.row, p.transaction_id, COALESCE(p.account_given, p.account_id), p.b_first,
+                    p.b_last, p.amount,
                 p.currency, p.state, p.run_id, p.row, r.file_path, r.created_at
            FROM skipped_rows s JOIN payouts p ON p.id = s.payout_id
            JOIN runs r ON r.id = p.run_id
@@ -242,7 +243,8 @@ fn report_rows(
     )?;
     let payouts = tx.bind(
         &format!(
-            "SELECT row, transaction_id, account_id, b_first, b_last, amount, currency, state,
+            "SELECT row, transaction_id, COALESCE(account_given, account_id), b_first, b_last,
+                    amount, currency, state,
                     COALESCE(provider_code, ''), COALESCE(provider_msg, ''), attempts,
                     COALESCE(initiated_at, ''), COALESCE(executed_at, '')
              FROM payouts WHERE {RUN_PAYOUTS} ORDER BY id"

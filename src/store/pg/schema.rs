@@ -17,7 +17,8 @@ use anyhow::{Context, Result, bail};
 const MIGRATE_LOCK: i64 = 0x5041_5952_0001;
 
 /// Append-only: never edit a released entry, only add new ones.
-pub(crate) const MIGRATIONS: &[&str] = &[r#"
+pub(crate) const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id            BIGSERIAL PRIMARY KEY,
     identity      TEXT NOT NULL UNIQUE,
@@ -109,7 +110,37 @@ CREATE TABLE rate_limits (
     key    TEXT PRIMARY KEY,
     tat_us BIGINT NOT NULL
 );
-"#];
+"#,
+    // One person, one account key: as SQLite's migration 4 (see
+    // `sqlite/schema.rs`).
+    r#"
+ALTER TABLE payouts ADD COLUMN account_key TEXT;
+ALTER TABLE payouts ADD COLUMN account_given TEXT;
+ALTER TABLE payouts ADD COLUMN origin_run BIGINT REFERENCES runs(id);
+CREATE INDEX payouts_account_key ON payouts(account_key, currency);
+UPDATE payouts p SET origin_run = COALESCE(q.origin_run, q.run_id) FROM payouts q
+    WHERE q.id = p.retry_of;
+UPDATE payouts p SET origin_run = COALESCE(q.origin_run, q.run_id) FROM payouts q
+    WHERE q.id = p.retry_of;
+UPDATE payouts p SET origin_run = COALESCE(q.origin_run, q.run_id) FROM payouts q
+    WHERE q.id = p.retry_of;
+UPDATE payouts p SET origin_run = COALESCE(q.origin_run, q.run_id) FROM payouts q
+    WHERE q.id = p.retry_of;
+CREATE TABLE run_overrides (
+    id          BIGSERIAL PRIMARY KEY,
+    run_id      BIGINT NOT NULL REFERENCES runs(id),
+    kind        TEXT NOT NULL,
+    row         BIGINT NOT NULL,
+    payout_id   BIGINT REFERENCES payouts(id),
+    earlier_id  BIGINT REFERENCES payouts(id),
+    currency    TEXT,
+    amount      TEXT,
+    detail      TEXT NOT NULL,
+    at          TEXT NOT NULL
+);
+CREATE INDEX run_overrides_run ON run_overrides(run_id);
+"#,
+];
 
 /// The SQL expression for "now" as RFC 3339 UTC text with milliseconds,
 /// the format SQLite's rows carry.

@@ -1,17 +1,16 @@
 //! History: what earlier runs recorded, as the re-run rules need it
 //! (docs/rerun.md). Inside an import: the earlier payout holding a
-//! transaction id, the recent payouts the repeat guard compares with, rows
-//! recorded as already paid (skipped), and ids that conflict. Outside: the
+//! transaction id, rows recorded as already paid (skipped), and ids that
+//! conflict (the guard's look-ups by person are `person.rs`). Outside: the
 //! unfinished run of the same file, the failed rows of a run (`failed.csv`).
 //! The decisions themselves are `engine::repeat`'s; this file only reads
 //! and writes.
 
 use super::Sqlite;
 use super::import::Import;
-use super::sql::{RUN_RANGE, state_list};
-use crate::machine::State;
+use super::sql::RUN_RANGE;
 use crate::store::rows::{self, EARLIER_COLS};
-use crate::store::types::{Earlier, RunInfo};
+use crate::store::types::{Earlier, FailedRow, RunInfo};
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, params};
 
@@ -30,32 +29,6 @@ impl Import<'_> {
             .query_row(params![transaction_id, self.run_id], earlier_from_row)
             .optional()
             .context("cannot read earlier payouts")
-    }
-
-    /// Every payout of the runs created in the last `window_days` days
-    /// (before this one) whose state is in `states`: what the repeat guard
-    /// compares new rows with. Bounded by the recent history, not by the
-    /// whole database.
-    pub fn recent_payouts(&self, window_days: u32, states: &[State]) -> Result<Vec<Earlier>> {
-        let mut runs = self.tx.prepare(&format!(
-            "SELECT id FROM runs WHERE id <> ?1
-             AND created_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-{window_days} days')"
-        ))?;
-        let ids = runs
-            .query_map([self.run_id], |r| r.get::<_, i64>(0))?
-            .collect::<rusqlite::Result<Vec<i64>>>()?;
-        let mut stmt = self.tx.prepare(&format!(
-            "SELECT {EARLIER_COLS} FROM payouts p JOIN runs r ON r.id = p.run_id
-             WHERE p.{RUN_RANGE} AND p.state IN ({}) ORDER BY p.id",
-            state_list(states)
-        ))?;
-        let mut out = Vec::new();
-        for id in ids {
-            for e in stmt.query_map([id], earlier_from_row)? {
-                out.push(e.context("cannot read earlier payouts")?);
-            }
-        }
-        Ok(out)
     }
 
     /// Payouts recorded in an earlier run.
@@ -95,7 +68,7 @@ impl Sqlite {
             .conn
             .query_row(
                 "SELECT id FROM runs WHERE file_sha256 = ?1 AND label = ?2 AND sheet = ?3
-                 AND id_scheme = 2 AND finished_at IS NULL ORDER BY id DESC LIMIT 1",
+                 AND id_scheme >= 2 AND finished_at IS NULL ORDER BY id DESC LIMIT 1",
                 params![file_sha256, label, sheet],
                 |r| r.get(0),
             )
@@ -126,26 +99,11 @@ impl Sqlite {
         Ok(n as u64)
     }
 
-    /// The failed payouts of a run: (row, reason), in row order.
-    pub fn failed_rows(&self, run_id: i64) -> Result<Vec<(u64, String)>> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT row, state, COALESCE(provider_code, ''), COALESCE(provider_msg, '')
-             FROM payouts WHERE {RUN_RANGE} AND state IN ('{}', '{}') ORDER BY id",
-            State::InitiateFailed.as_str(),
-            State::ExecuteFailed.as_str()
-        ))?;
-        let rows = stmt.query_map([run_id], |r| {
-            let state: State = r.get(1)?;
-            let code: String = r.get(2)?;
-            let msg: String = r.get(3)?;
-            let reason = match (code.is_empty(), msg.is_empty()) {
-                (true, true) => state.as_str().to_string(),
-                (false, true) => format!("{state}: {code}"),
-                (true, false) => format!("{state}: {msg}"),
-                (false, false) => format!("{state}: {code}: {msg}"),
-            };
-            Ok((r.get::<_, i64>(0)? as u64, reason))
-        })?;
+    /// The failed payouts of a run, in payout order, each with the
+    /// transaction id its row was first paid under.
+    pub fn failed_rows(&self, run_id: i64) -> Result<Vec<FailedRow>> {
+        let mut stmt = self.conn.prepare(&rows::failed_sql(RUN_RANGE))?;
+        let rows = stmt.query_map([run_id], |r| rows::failed_row(r))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .context("cannot read failed payouts")
     }

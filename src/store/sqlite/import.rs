@@ -8,7 +8,7 @@ use super::sql::NOW;
 use crate::machine::State;
 use crate::payout::{Payout, SenderOverride};
 use crate::store::errors::{DuplicateIds, ImportError, MAX_DUPLICATES_LISTED};
-use crate::store::types::NewRun;
+use crate::store::types::{NewRun, RetryLink};
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, params};
 
@@ -22,7 +22,7 @@ impl Sqlite {
             &format!(
                 "INSERT INTO runs (identity, file_sha256, label, file_path, provider, sender_json,
                                    rows_total, rows_rejected, created_at, period, sheet, id_scheme)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 0, {NOW}, ?7, ?8, 2)"
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 0, {NOW}, ?7, ?8, 3)"
             ),
             params![
                 new.identity,
@@ -65,18 +65,29 @@ impl Import<'_> {
         self.run_id
     }
 
-    /// Adds a valid payout as `pending` under `transaction_id`.
-    pub fn add(&mut self, p: &Payout, transaction_id: &str) -> Result<()> {
+    /// Adds a valid payout as `pending` under `transaction_id`; its payout
+    /// id (`None` when the id is taken: the import will be refused).
+    pub fn add(&mut self, p: &Payout, transaction_id: &str) -> Result<Option<i64>> {
         self.insert(p, transaction_id, None)
     }
 
     /// Adds a valid payout as `pending` under `transaction_id`, re-paying
-    /// the failed earlier payout `retry_of` (recorded as the link).
-    pub fn add_retry(&mut self, p: &Payout, transaction_id: &str, retry_of: i64) -> Result<()> {
-        self.insert(p, transaction_id, Some(retry_of))
+    /// the failed earlier payout of `link` (recorded as the link).
+    pub fn add_retry(
+        &mut self,
+        p: &Payout,
+        transaction_id: &str,
+        link: RetryLink,
+    ) -> Result<Option<i64>> {
+        self.insert(p, transaction_id, Some(link))
     }
 
-    fn insert(&mut self, p: &Payout, transaction_id: &str, retry_of: Option<i64>) -> Result<()> {
+    fn insert(
+        &mut self,
+        p: &Payout,
+        transaction_id: &str,
+        link: Option<RetryLink>,
+    ) -> Result<Option<i64>> {
         self.rows += 1;
         let sender_json = if p.sender == SenderOverride::default() {
             None
@@ -89,8 +100,9 @@ impl Import<'_> {
             .prepare_cached(
                 "INSERT INTO payouts (run_id, row, transaction_id, account_id, amount, wire_amount,
                     currency, method, description, b_first, b_last, b_phone, b_email, sender_json, state,
-                    retry_of)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                    retry_of, origin_run, account_key, account_given)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                    ?18, ?19)",
             )?
             .execute(params![
                 self.run_id,
@@ -108,14 +120,17 @@ impl Import<'_> {
                 p.beneficiary_email.as_deref().unwrap_or(""),
                 sender_json,
                 State::Pending,
-                retry_of,
+                link.map(|l| l.of),
+                link.map(|l| l.origin_run),
+                p.account_key,
+                p.account_given,
             ]);
         match res {
             Ok(_) => {
                 let id = self.tx.last_insert_rowid();
                 self.first_payout.get_or_insert(id);
                 self.last_payout = Some(id);
-                Ok(())
+                Ok(Some(id))
             }
             Err(rusqlite::Error::SqliteFailure(e, _))
                 if e.code == rusqlite::ErrorCode::ConstraintViolation =>
@@ -149,7 +164,7 @@ impl Import<'_> {
                 } else {
                     self.duplicates.push(String::new());
                 }
-                Ok(())
+                Ok(None)
             }
             Err(e) => Err(e).context("cannot record a payout"),
         }

@@ -12,7 +12,7 @@
 //!   file is refused with a clear message rather than modified.
 //!
 //! One concern per file: [`schema`], [`open`], [`import`], [`apply`] (claim
-//! and transitions), [`history`], [`reads`], [`cancel`], [`resolve`],
+//! and transitions), [`history`], [`person`] (the guard's look-ups), [`overrides`], [`reads`], [`cancel`], [`resolve`],
 //! [`booked`], [`outputs`], [`sql`] (fragments and row mappers).
 
 mod apply;
@@ -22,6 +22,8 @@ mod history;
 mod import;
 mod open;
 mod outputs;
+mod overrides;
+mod person;
 mod reads;
 mod resolve;
 pub(crate) mod schema;

@@ -132,7 +132,8 @@ impl Sqlite {
         // few, so SQLite may sort them. (A file with a rejected row is never
         // imported, so the legacy `rejected_rows` table stays empty.)
         let mut skipped_stmt = self.conn.prepare(
-            "SELECT s.row, p.transaction_id, p.account_id, p.b_first, p.b_last, p.amount,
+            "SELECT s.row, p.transaction_id, COALESCE(p.account_given, p.account_id), p.b_first,
+                    p.b_last, p.amount,
                     p.currency, p.state, p.run_id, p.row, r.file_path, r.created_at
                FROM skipped_rows s JOIN payouts p ON p.id = s.payout_id
                JOIN runs r ON r.id = p.run_id
@@ -141,7 +142,8 @@ impl Sqlite {
         )?;
         let mut skipped = skipped_stmt.query([run_id])?;
         let mut stmt = self.conn.prepare(&format!(
-            "SELECT row, transaction_id, account_id, b_first, b_last, amount, currency, state,
+            "SELECT row, transaction_id, COALESCE(account_given, account_id), b_first, b_last,
+                    amount, currency, state,
                     COALESCE(provider_code, ''), COALESCE(provider_msg, ''), attempts,
                     COALESCE(initiated_at, ''), COALESCE(executed_at, '')
              FROM payouts WHERE {RUN_RANGE} ORDER BY id"

@@ -101,6 +101,43 @@ CREATE TABLE skipped_rows (
 );
 CREATE INDEX runs_created ON runs(created_at);
 "#,
+    // One person, one account key (docs/rerun.md): each payout's canonical
+    // account key (filled for earlier payouts by the first import after the
+    // upgrade, which knows the configured phone region), the account as the
+    // row gave it when the provider was sent it without spaces, and the run
+    // whose import asked for it (a re-payment of a failed payout belongs to
+    // the run that first asked; NULL: its own run). The guard looks a person
+    // up by key and currency. `run_overrides` keeps what a run was allowed
+    // to do beyond the rules (a second payment to a person, a totals row
+    // used as a control total) for the approval page, the report summary
+    // and the audit trail.
+    r#"
+ALTER TABLE payouts ADD COLUMN account_key TEXT;
+ALTER TABLE payouts ADD COLUMN account_given TEXT;
+ALTER TABLE payouts ADD COLUMN origin_run INTEGER REFERENCES runs(id);
+CREATE INDEX payouts_account_key ON payouts(account_key, currency);
+UPDATE payouts SET origin_run = (SELECT COALESCE(q.origin_run, q.run_id) FROM payouts q
+    WHERE q.id = payouts.retry_of) WHERE retry_of IS NOT NULL;
+UPDATE payouts SET origin_run = (SELECT COALESCE(q.origin_run, q.run_id) FROM payouts q
+    WHERE q.id = payouts.retry_of) WHERE retry_of IS NOT NULL;
+UPDATE payouts SET origin_run = (SELECT COALESCE(q.origin_run, q.run_id) FROM payouts q
+    WHERE q.id = payouts.retry_of) WHERE retry_of IS NOT NULL;
+UPDATE payouts SET origin_run = (SELECT COALESCE(q.origin_run, q.run_id) FROM payouts q
+    WHERE q.id = payouts.retry_of) WHERE retry_of IS NOT NULL;
+CREATE TABLE run_overrides (
+    id          INTEGER PRIMARY KEY,
+    run_id      INTEGER NOT NULL REFERENCES runs(id),
+    kind        TEXT NOT NULL,     -- 'second_payment' | 'totals_row'
+    row         INTEGER NOT NULL,
+    payout_id   INTEGER REFERENCES payouts(id),  -- the payout allowed
+    earlier_id  INTEGER REFERENCES payouts(id),  -- the payment it repeats
+    currency    TEXT,                            -- the row's (or the total's)
+    amount      TEXT,                            -- decimal, major unit
+    detail      TEXT NOT NULL,
+    at          TEXT NOT NULL
+);
+CREATE INDEX run_overrides_run ON run_overrides(run_id);
+"#,
 ];
 
 /// The schema version this payrun writes and understands.

@@ -1,0 +1,162 @@
+//! `payrun reconcile --poll [--until-settled [--max-wait D]]`: asks the
+//! provider's status call about every `processing` or `unknown` payout of
+//! runs made against it, settles what it answers clearly, and — with
+//! `--until-settled` — keeps asking with a growing pause until none is open
+//! or the wait ends, with a progress line per round on stderr. With
+//! `--sandbox` (and no `--base-url`) the built-in sandbox is started on the
+//! books beside the database and asked about the sandbox's runs. Exit 0
+//! when no `processing` or `unknown` payout is left (of the run, or of
+//! every run), 3 while any is, 1 when the asking could not proceed.
+
+use super::{ReconcileArgs, client, rewrite_reports};
+use crate::config::Config;
+use crate::exit::Exit;
+use crate::output::safe_cell;
+use crate::reconcile::poll::{self, Ask, Ended, Progress};
+use crate::store::{Db, Store};
+use anyhow::{Context, Result, bail};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::time::Duration;
+
+/// `--until-settled` without `--max-wait`: long enough for a mobile-money
+/// or bank payout to settle, short enough that a cron job ends.
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(3600);
+
+/// One round of asking, as a progress line.
+pub fn settling_line(p: &Progress) -> String {
+    let next = match p.next {
+        Some(d) => format!("; asking again in {}", whole(d)),
+        None => String::new(),
+    };
+    format!(
+        "status call round {}: {} asked, {} settled, {} still not final after {}{next}",
+        p.round,
+        p.asked,
+        p.settled,
+        p.open,
+        whole(p.waited)
+    )
+}
+
+/// A duration as a person reads it: `250ms`, `14s`, `3m20s`.
+fn whole(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0 => format!("{}ms", d.as_millis()),
+        1..=59 => format!("{s}s"),
+        _ => format!("{}m{:02}s", s / 60, s % 60),
+    }
+}
+
+pub fn command(
+    args: &ReconcileArgs,
+    db: &Db,
+    store: &mut Store,
+    out: &mut impl Write,
+) -> Result<Exit> {
+    let cfg = Config::load(args.config.as_deref())?;
+    let wait = if args.until_settled {
+        args.max_wait.unwrap_or(DEFAULT_MAX_WAIT)
+    } else {
+        cfg.settle_wait()
+    };
+    let rt = super::runtime(super::Threads::Workers(1))?;
+    let polled = rt.block_on(async {
+        let builtin = args.sandbox && args.base_url.is_none();
+        let (client, sandbox) = if builtin {
+            let file = db
+                .file()
+                .context("--sandbox keeps the simulator's books beside a database file")?;
+            let (running, client) = crate::engine::settle::builtin_sandbox(file).await?;
+            (client, Some(running))
+        } else {
+            (client(args)?, None)
+        };
+        if !client.has_status_call() {
+            bail!(
+                "the provider profile names no status call; add [provider.status_call] \
+                 (method, path with {{transactionId}}, status pointer) to the config, e.g. \
+                 the sandbox's: method = \"GET\", path = \"/status/{{transactionId}}\", \
+                 status = \"/data/status\""
+            );
+        }
+        let ask = Ask {
+            provider: if builtin {
+                "sandbox".to_string()
+            } else {
+                client.base_url().to_string()
+            },
+            run: args.run,
+            wait,
+        };
+        let limiter = crate::limiter::Limiter::new(crate::limiter::Settings::new(
+            cfg.rate_mode(),
+            cfg.max_concurrency(),
+        ));
+        let (trigger, stop) = crate::shutdown::channel();
+        let mut signals = crate::cmd::Signals::install()?;
+        let watcher = tokio::spawn(async move {
+            signals.stop_requested().await;
+            eprintln!("payrun: stopping after the question in flight");
+            trigger.fire();
+        });
+        let polled = poll::poll(store, &client, &limiter, &ask, Some(stop), |p| {
+            if args.until_settled || p.round > 1 || p.next.is_some() {
+                eprintln!("{}", settling_line(p));
+            }
+        })
+        .await;
+        watcher.abort();
+        if let Some(s) = sandbox {
+            s.shutdown().await.ok();
+        }
+        polled
+    })?;
+    for (tx, from, to, word) in &polled.settled {
+        writeln!(
+            out,
+            "{}: {from} -> {to} (provider status {})",
+            safe_cell(tx),
+            safe_cell(word)
+        )?;
+    }
+    for (tx, why) in &polled.skipped {
+        writeln!(out, "{}: {why}", safe_cell(tx))?;
+    }
+    for (tx, provider) in polled.not_asked.iter().take(20) {
+        writeln!(
+            out,
+            "{}: not asked: its run was made against {provider}",
+            safe_cell(tx)
+        )?;
+    }
+    let runs: BTreeSet<i64> = store
+        .booked(args.run)?
+        .iter()
+        .filter(|b| polled.settled.iter().any(|s| s.0 == b.transaction_id))
+        .map(|b| b.run_id)
+        .collect();
+    let left = store
+        .booked(args.run)?
+        .iter()
+        .filter(|b| poll::POLLED.contains(&b.state))
+        .count();
+    writeln!(
+        out,
+        "{} status call(s); {} settled; {} still processing or unknown ({} not asked: another provider)",
+        polled.asked,
+        polled.settled.len(),
+        left,
+        polled.not_asked.len()
+    )?;
+    rewrite_reports(store, runs, &super::inputs(args, db)?);
+    match &polled.ended {
+        Some(e @ (Ended::NoRoute(_) | Ended::Refused(_))) => bail!("{e}"),
+        Some(Ended::Stopped) => {
+            eprintln!("payrun: {}", Ended::Stopped);
+            Ok(Exit::Fatal)
+        }
+        None => Ok(Exit::complete_if(left == 0)),
+    }
+}
