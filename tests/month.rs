@@ -323,14 +323,13 @@ fn failed_csv_re_pays_the_failed_payout_not_its_paid_sibling() {
     assert_eq!(failed.len(), 1);
     assert_eq!(&failed[0][7], tx.as_str(), "{:?}", failed[0]);
 
-    // Running it removes it (no failure left): keep its text for later.
+    // Renamed (failed.csv is where this run writes its own failed rows)
+    // and run, it leaves no failure: the stale failed.csv goes.
     let failed_text = file_text(&w.path("failed.csv"));
-    let out = w.run(
-        &w.path("failed.csv"),
-        &sb.base_url(),
-        &["--period", "2026-11"],
-    );
+    let retry = w.write("retry.csv", &failed_text);
+    let out = w.run(&retry, &sb.base_url(), &["--period", "2026-11"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(!w.path("failed.csv").exists());
     assert_eq!(
         paid_per_person(&sb.ledger()),
         asked(&[(AWA, "XOF", 2000), (ALI, "XOF", 500)]),
