@@ -74,10 +74,15 @@ pub const SHOWN_CHARS: usize = 60;
 /// space, other invisible characters (byte-order marks, zero-width spaces)
 /// dropped, and at most [`SHOWN_CHARS`] characters.
 pub fn shown(value: &str) -> String {
+    shown_at_most(value, SHOWN_CHARS)
+}
+
+/// [`shown`] with at most `max` characters.
+pub fn shown_at_most(value: &str, max: usize) -> String {
     let mut out = String::from("\"");
     let mut kept = 0;
     for c in value.chars() {
-        if kept == SHOWN_CHARS {
+        if kept == max {
             out.push('…');
             break;
         }

@@ -6,7 +6,6 @@ mod common;
 
 use common::*;
 use payrun::sandbox::SandboxConfig;
-use std::process::{Command, Output};
 
 /// A payroll of XOF rows; `account(i)` gives row i's account.
 fn xof_payroll(n: usize, account: impl Fn(usize) -> String) -> String {
@@ -22,37 +21,9 @@ fn xof_payroll(n: usize, account: impl Fn(usize) -> String) -> String {
     s
 }
 
-/// `payrun reconcile --db DB ARGS` in the work folder.
-fn reconcile(w: &Work, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_payrun"))
-        .current_dir(w.dir.path())
-        .env("PAYRUN_API_KEY", KEY)
-        .env_remove("RUST_LOG")
-        .arg("reconcile")
-        .arg("--db")
-        .arg(w.db())
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 /// The sandbox's statement, as its back office exports it.
 fn statement(sb: &Sandbox, lang: &str) -> String {
-    let url = format!(
-        "{}/_sandbox/statement?format=csv&lang={lang}",
-        sb.base_url()
-    );
-    sb.rt.block_on(async {
-        reqwest::Client::new()
-            .get(url)
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
-    })
+    sandbox_statement(sb, &format!("&lang={lang}"))
 }
 
 /// reconciliation.csv as (transaction id, result, state).

@@ -57,16 +57,21 @@ overwrite the database.";
 pub const RECONCILE: &str = "\
 Examples:
   payrun reconcile                                    # list unknown payouts (CSV)
+  payrun reconcile --statement releve.csv             # match the provider's statement
+  payrun reconcile --poll --until-settled --max-wait 2h
   PAYRUN_API_KEY=... payrun reconcile --resend
   payrun reconcile --mark executed tx-42 --reason \"statement of 2026-05-31\"
   payrun reconcile --audit > audit.csv
 
---resend needs the API key: PAYRUN_API_KEY or `api_key_file` in payrun.toml.
+--resend and --poll need the API key: PAYRUN_API_KEY or `api_key_file` in
+payrun.toml. A statement's headers and words go in [statement].
 After a change the run's report is written again.
 
-Exit codes: 0 nothing left unknown, or the mark was recorded; 1 an error
-(no database, lock held, payout not unknown, no reason, key refused);
-3 unknown payouts remain.";
+Exit codes: 0 nothing left unknown, the mark was recorded, the statement
+matches, or (--poll) nothing is left processing or unknown; 1 an error (no
+database, lock held, payout not unknown, no reason, key refused, no status
+route, Ctrl-C); 3 unknown payouts remain, the statement shows
+discrepancies, or (--poll) a payout is still processing or unknown.";
 
 pub const SUMMARY: &str = "\
 Example:

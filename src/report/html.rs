@@ -97,7 +97,7 @@ const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#111
 h1{font-size:1.5em;margin:0 0 .5em}h2{font-size:1.15em;margin:1.5em 0 .5em}\
 table{border-collapse:collapse;width:100%}th,td{border:1px solid #999;padding:.25em .5em;text-align:left}\
 th{background:#eee}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
-code{font-size:.9em;word-break:break-all}.notice{color:#8a4b00}.ok{color:#1d6b1d}\
+code{font-size:.9em;word-break:break-all}.notice{color:#8a4b00}.ok{color:#1d6b1d}td.r{overflow-wrap:anywhere}\
 .sign{margin-top:3em;display:flex;gap:4em}.sign div{border-top:1px solid #111;padding-top:.3em;width:14em}\
 @media print{body{margin:1cm;font-size:11px}thead{display:table-header-group}tr{page-break-inside:avoid}}";
 
@@ -246,7 +246,7 @@ fn audit_section(p: &ApprovalPage, h: &mut String) {
     for [tx, at, action, from, to, reason] in audit {
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td class=\"r\">{}</td></tr>",
             escape(at),
             escape(tx),
             escape(action),
@@ -344,7 +344,7 @@ mod tests {
         assert!(html.contains("ab12"));
         assert!(html.contains("<th>Period</th><td>2026-05</td>"), "{html}");
         assert!(
-            html.contains("<td>statement</td><td>unknown</td><td>executed</td><td>statement &lt;releve&gt;.csv (sha256 ab) line 4: Réussi</td>"),
+            html.contains("<td>statement</td><td>unknown</td><td>executed</td><td class=\"r\">statement &lt;releve&gt;.csv (sha256 ab) line 4: Réussi</td>"),
             "{html}"
         );
     }

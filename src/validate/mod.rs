@@ -73,14 +73,14 @@ impl fmt::Display for FieldError {
         if self.column.is_empty() {
             return write!(f, "row {}: {}", self.row, self.message);
         }
-        let mut shown: String = self.value.chars().take(SHOWN_VALUE_CHARS).collect();
-        if self.value.chars().count() > SHOWN_VALUE_CHARS {
-            shown.push('…');
-        }
+        // As a person reads it: `"496 611"`, never `"496\u{a0}611"`.
         write!(
             f,
-            "row {}, column {}, value {:?}: {}",
-            self.row, self.column, shown, self.message
+            "row {}, column {}, value {}: {}",
+            self.row,
+            self.column,
+            crate::output::shown_at_most(&self.value, SHOWN_VALUE_CHARS),
+            self.message
         )
     }
 }
@@ -437,5 +437,31 @@ impl RejectedWriter {
             .with_context(|| format!("cannot write {}", self.pending.temp_path().display()))?;
         drop(self.writer);
         self.pending.commit()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FieldError;
+
+    /// A refused value is quoted as the person sees it in the sheet: a
+    /// no-break space is a space, never `\u{a0}`.
+    #[test]
+    fn a_value_is_shown_as_a_person_reads_it() {
+        let e = FieldError {
+            row: 4,
+            column: "Montant".into(),
+            value: "496\u{a0}611".into(),
+            message: "…".into(),
+        };
+        assert_eq!(e.to_string(), "row 4, column Montant, value \"496 611\": …");
+        let long = FieldError {
+            value: "x".repeat(100),
+            ..e
+        };
+        assert!(
+            long.to_string()
+                .contains(&format!("\"{}…\"", "x".repeat(60)))
+        );
     }
 }

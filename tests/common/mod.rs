@@ -198,6 +198,38 @@ impl Work {
     }
 }
 
+/// `payrun reconcile --db DB ARGS` in the work folder.
+pub fn reconcile(w: &Work, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env("PAYRUN_API_KEY", KEY)
+        .env("XDG_DATA_HOME", w.path("data"))
+        .env_remove("RUST_LOG")
+        .arg("reconcile")
+        .arg("--db")
+        .arg(w.db())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The sandbox's statement as its back office exports it
+/// (`/_sandbox/statement?format=csv` and `query`, e.g. `&lang=fr`).
+pub fn sandbox_statement(sb: &Sandbox, query: &str) -> String {
+    let url = format!("{}/_sandbox/statement?format=csv{query}", sb.base_url());
+    sb.rt.block_on(async {
+        reqwest::Client::new()
+            .get(url)
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    })
+}
+
 pub fn read_csv(path: &Path) -> Vec<csv::StringRecord> {
     let mut r = csv::Reader::from_path(path).unwrap();
     r.records().map(|r| r.unwrap()).collect()
