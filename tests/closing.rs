@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 use payrun::sandbox::SandboxConfig;
+use std::process::Command;
 
 /// A payroll of XOF rows; `account(i)` gives row i's account.
 fn xof_payroll(n: usize, account: impl Fn(usize) -> String) -> String {
@@ -421,4 +422,93 @@ fn reconcile_lists_every_open_state_and_refuses_to_resend_to_another_provider() 
     // To its own provider it goes, and settles.
     let out = reconcile(&w, &["--resend", "--base-url", &sb.base_url()]);
     assert_eq!(code(&out), 0, "{}", text(&out));
+}
+
+/// The built-in sandbox keeps its books beside the database: a `--sandbox`
+/// run's unknown payout is settled by `reconcile --sandbox --poll`, which
+/// starts it again on those books and asks its status call (the built-in
+/// profile's). Nothing needs configuring.
+#[test]
+fn reconcile_poll_on_the_built_in_sandbox_settles_its_runs() {
+    let w = Work::new();
+    w.parked();
+    let file = w.write(
+        "payroll.csv",
+        &xof_payroll(2, |i| {
+            if i == 0 {
+                "22501000000000503".to_string()
+            } else {
+                account(i)
+            }
+        }),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env("XDG_DATA_HOME", w.path("data"))
+        .env_remove("RUST_LOG")
+        .arg("run")
+        .arg(&file)
+        .args(["--sandbox", "--quiet", "--db"])
+        .arg(w.db())
+        .arg("--report")
+        .arg(w.report())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    assert_eq!(col(&w.report_rows(), 0, "state"), "unknown");
+    let out = reconcile(&w, &["--sandbox", "--poll"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("unknown -> executed (provider status SUCCESS)"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(col(&w.report_rows(), 0, "state"), "executed");
+}
+
+/// A 429 on the status call pauses the asking for its `Retry-After`
+/// (under the rate limiter): the provider is asked again once, not
+/// hammered, and the payouts settle when it answers.
+#[test]
+fn poll_until_settled_honours_retry_after() {
+    use payrun::sandbox::Dialect;
+    let sb = Sandbox::start(SandboxConfig {
+        dialect: Dialect::Pending,
+        ..Default::default()
+    });
+    let w = Work::new();
+    w.parked();
+    let file = w.write("payroll.csv", &xof_payroll(2, account));
+    assert_eq!(code(&w.run(&file, &sb.base_url(), &[])), 3);
+    // Every provider call answers 429 (Retry-After: 1) for a second.
+    let paused = sb.rt.block_on(async {
+        reqwest::Client::new()
+            .post(format!("{}/_sandbox/pause", sb.base_url()))
+            .bearer_auth(KEY)
+            .json(&serde_json::json!({"seconds": 1}))
+            .send()
+            .await
+            .unwrap()
+            .status()
+    });
+    assert!(paused.is_success(), "{paused}");
+    let out = reconcile(
+        &w,
+        &[
+            "--poll",
+            "--until-settled",
+            "--max-wait",
+            "1m",
+            "--base-url",
+            &sb.base_url(),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let requests = sb.ledger().requests;
+    assert!(
+        (1..=2).contains(&requests.rate_limited),
+        "one refused question per payout at most: {requests:?}"
+    );
+    assert_eq!(col(&w.report_rows(), 1, "state"), "executed");
 }
