@@ -299,6 +299,10 @@ pub struct Config {
     /// Receives the run's result JSON when a run ends: an `http://` or
     /// `https://` URL (POSTed), or a shell command (the JSON on its stdin).
     pub on_finish: Option<String>,
+    /// The file this configuration was read from (none: the defaults). Not
+    /// a key: kept so that no command ever writes over it.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
     // --- four-eyes keys (README, "3. Approve") ---
     /// The execute step needs an approval recorded by someone other than
     /// the run's preparer (`payrun approve`); default: off.
@@ -358,7 +362,10 @@ impl Config {
     pub fn from_file(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read config file {}", path.display()))?;
-        Self::parse(&text).with_context(|| format!("invalid config file {}", path.display()))
+        let mut cfg = Self::parse(&text)
+            .with_context(|| format!("invalid config file {}", path.display()))?;
+        cfg.source = Some(path.to_path_buf());
+        Ok(cfg)
     }
 
     pub fn parse(text: &str) -> Result<Config> {
@@ -388,13 +395,18 @@ impl Config {
     }
 
     /// The API key: `PAYRUN_API_KEY`, else the file named by
-    /// `api_key_file` (first line, trimmed). Never a command-line flag: flags
-    /// land in shell history and process listings.
-    pub fn api_key(&self) -> Result<secrecy::SecretString> {
+    /// `api_key_file` (its first line, trimmed, under the rules of
+    /// [`key`]: a regular file, a few KiB at most, owned by you or root).
+    /// Never a command-line flag: flags land in shell history and process
+    /// listings. The caller shows the file's warning, if any.
+    pub fn api_key(&self) -> Result<key::KeyFile> {
         if let Ok(key) = std::env::var(API_KEY_ENV) {
             let key = key.trim();
             if !key.is_empty() {
-                return Ok(secrecy::SecretString::from(key.to_string()));
+                return Ok(key::KeyFile {
+                    key: secrecy::SecretString::from(key.to_string()),
+                    warning: None,
+                });
             }
         }
         let Some(path) = &self.api_key_file else {
@@ -402,13 +414,7 @@ impl Config {
                 "no API key: set {API_KEY_ENV} or point `api_key_file` in the config at a file holding the key"
             );
         };
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the API key file {}", path.display()))?;
-        let key = text.lines().next().unwrap_or("").trim();
-        if key.is_empty() {
-            anyhow::bail!("the API key file {} is empty", path.display());
-        }
-        Ok(secrecy::SecretString::from(key.to_string()))
+        key::read(path)
     }
 
     /// One fixed rate, for callers that cannot use auto mode: the fixed
@@ -519,6 +525,8 @@ pub struct SkipRule {
     pub column: String,
     pub values: Vec<String>,
 }
+
+pub mod key;
 
 #[cfg(test)]
 mod tests;

@@ -76,7 +76,7 @@ fn the_preparer_cannot_approve_their_own_run() {
     let url = sb.base_url();
     let out = run_as(&w, "ama", &file, &url, &["--initiate-only", "--as", "Ama"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
-    let page = std::fs::read_to_string(w.path("approval.html")).unwrap();
+    let page = std::fs::read_to_string(w.path("approval-run-1.html")).unwrap();
     assert!(page.contains("NOT YET APPROVED"), "{page}");
     assert!(page.contains("Ama (ama@"), "the preparer is on the page");
     // Not approved: the execute step refuses, sends nothing, says what to do.
@@ -309,7 +309,7 @@ fn initiate_only_never_executes_even_when_approved() {
     );
     assert_eq!(debits(&sb), 0);
     // The page written by the approved --initiate-only run says so.
-    let page = std::fs::read_to_string(w.path("approval.html")).unwrap();
+    let page = std::fs::read_to_string(w.path("approval-run-1.html")).unwrap();
     assert!(page.contains("Approved by Kofi"), "{page}");
 }
 

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use payrun::sandbox::SandboxConfig;
-use std::process::{Command, Output};
+use std::process::Command;
 
 /// A payroll of XOF rows; `account(i)` gives row i's account.
 fn xof_payroll(n: usize, account: impl Fn(usize) -> String) -> String {
@@ -22,37 +22,9 @@ fn xof_payroll(n: usize, account: impl Fn(usize) -> String) -> String {
     s
 }
 
-/// `payrun reconcile --db DB ARGS` in the work folder.
-fn reconcile(w: &Work, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_payrun"))
-        .current_dir(w.dir.path())
-        .env("PAYRUN_API_KEY", KEY)
-        .env_remove("RUST_LOG")
-        .arg("reconcile")
-        .arg("--db")
-        .arg(w.db())
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 /// The sandbox's statement, as its back office exports it.
 fn statement(sb: &Sandbox, lang: &str) -> String {
-    let url = format!(
-        "{}/_sandbox/statement?format=csv&lang={lang}",
-        sb.base_url()
-    );
-    sb.rt.block_on(async {
-        reqwest::Client::new()
-            .get(url)
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
-    })
+    sandbox_statement(sb, &format!("&lang={lang}"))
 }
 
 /// reconciliation.csv as (transaction id, result, state).
@@ -245,7 +217,7 @@ fn initiate_only_writes_control_totals_and_expect_total_guards_the_execute() {
         "{}",
         text(&out)
     );
-    let approval = read_csv(&w.path("approval.csv"));
+    let approval = read_csv(&w.path("approval-run-1.csv"));
     assert_eq!(
         approval[0].iter().collect::<Vec<_>>(),
         ["XOF", "3", "3003", ""]
@@ -450,4 +422,93 @@ fn reconcile_lists_every_open_state_and_refuses_to_resend_to_another_provider() 
     // To its own provider it goes, and settles.
     let out = reconcile(&w, &["--resend", "--base-url", &sb.base_url()]);
     assert_eq!(code(&out), 0, "{}", text(&out));
+}
+
+/// The built-in sandbox keeps its books beside the database: a `--sandbox`
+/// run's unknown payout is settled by `reconcile --sandbox --poll`, which
+/// starts it again on those books and asks its status call (the built-in
+/// profile's). Nothing needs configuring.
+#[test]
+fn reconcile_poll_on_the_built_in_sandbox_settles_its_runs() {
+    let w = Work::new();
+    w.parked();
+    let file = w.write(
+        "payroll.csv",
+        &xof_payroll(2, |i| {
+            if i == 0 {
+                "22501000000000503".to_string()
+            } else {
+                account(i)
+            }
+        }),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env("XDG_DATA_HOME", w.path("data"))
+        .env_remove("RUST_LOG")
+        .arg("run")
+        .arg(&file)
+        .args(["--sandbox", "--quiet", "--db"])
+        .arg(w.db())
+        .arg("--report")
+        .arg(w.report())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    assert_eq!(col(&w.report_rows(), 0, "state"), "unknown");
+    let out = reconcile(&w, &["--sandbox", "--poll"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("unknown -> executed (provider status SUCCESS)"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(col(&w.report_rows(), 0, "state"), "executed");
+}
+
+/// A 429 on the status call pauses the asking for its `Retry-After`
+/// (under the rate limiter): the provider is asked again once, not
+/// hammered, and the payouts settle when it answers.
+#[test]
+fn poll_until_settled_honours_retry_after() {
+    use payrun::sandbox::Dialect;
+    let sb = Sandbox::start(SandboxConfig {
+        dialect: Dialect::Pending,
+        ..Default::default()
+    });
+    let w = Work::new();
+    w.parked();
+    let file = w.write("payroll.csv", &xof_payroll(2, account));
+    assert_eq!(code(&w.run(&file, &sb.base_url(), &[])), 3);
+    // Every provider call answers 429 (Retry-After: 1) for a second.
+    let paused = sb.rt.block_on(async {
+        reqwest::Client::new()
+            .post(format!("{}/_sandbox/pause", sb.base_url()))
+            .bearer_auth(KEY)
+            .json(&serde_json::json!({"seconds": 1}))
+            .send()
+            .await
+            .unwrap()
+            .status()
+    });
+    assert!(paused.is_success(), "{paused}");
+    let out = reconcile(
+        &w,
+        &[
+            "--poll",
+            "--until-settled",
+            "--max-wait",
+            "1m",
+            "--base-url",
+            &sb.base_url(),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let requests = sb.ledger().requests;
+    assert!(
+        (1..=2).contains(&requests.rate_limited),
+        "one refused question per payout at most: {requests:?}"
+    );
+    assert_eq!(col(&w.report_rows(), 1, "state"), "executed");
 }

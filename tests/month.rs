@@ -185,11 +185,11 @@ fn a_corrected_amount_for_a_paid_person_stops_the_run() {
         &["--period", "2026-11", "--allow-repeats", "--initiate-only"],
     );
     assert_eq!(code(&out), 0, "{}", text(&out));
-    let page = std::fs::read_to_string(w.path("approval.html")).unwrap();
+    let page = std::fs::read_to_string(w.latest_approval("html")).unwrap();
     assert!(!page.contains("No notices"), "{page}");
     assert!(page.contains("paid with --allow-repeats: row 2"), "{page}");
     assert!(page.contains("2 row(s) left out as already paid"), "{page}");
-    let approval = std::fs::read_to_string(w.path("approval.csv")).unwrap();
+    let approval = std::fs::read_to_string(w.latest_approval("csv")).unwrap();
     assert!(
         approval.contains("paid with --allow-repeats: row 2"),
         "{approval}"
@@ -342,14 +342,13 @@ fn failed_csv_re_pays_the_failed_payout_not_its_paid_sibling() {
     assert_eq!(failed.len(), 1);
     assert_eq!(&failed[0][7], tx.as_str(), "{:?}", failed[0]);
 
-    // Running it removes it (no failure left): keep its text for later.
+    // Renamed (failed.csv is where this run writes its own failed rows)
+    // and run, it leaves no failure: the stale failed.csv goes.
     let failed_text = file_text(&w.path("failed.csv"));
-    let out = w.run(
-        &w.path("failed.csv"),
-        &sb.base_url(),
-        &["--period", "2026-11"],
-    );
+    let retry = w.write("retry.csv", &failed_text);
+    let out = w.run(&retry, &sb.base_url(), &["--period", "2026-11"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(!w.path("failed.csv").exists());
     assert_eq!(
         paid_per_person(&sb.ledger()),
         asked(&[(AWA, "XOF", 2000), (ALI, "XOF", 500)]),
@@ -410,7 +409,7 @@ fn a_payee_row_is_never_a_totals_row() {
     assert!(stderr(&out).contains(used), "{}", text(&out));
     let summary = file_text(&w.path("report.csv.summary.csv"));
     assert!(summary.contains("XOF,totals_row,,95000"), "{summary}");
-    let page = file_text(&w.path("approval.html"));
+    let page = file_text(&w.latest_approval("html"));
     assert!(page.contains(used), "{page}");
 }
 

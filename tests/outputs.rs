@@ -354,7 +354,7 @@ fn initiate_only_writes_an_approval_page_that_renders_in_a_browser() {
     let file = w.write("payroll.csv", &body);
     let out = w.run(&file, &sb.base_url(), &["--initiate-only"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
-    let page = w.path("approval.html");
+    let page = w.path("approval-run-1.html");
     let html = std::fs::read_to_string(&page).unwrap();
     // 8 XOF rows: 101000+102000+104000+105000+107000+108000+110000+111000.
     assert!(html.contains("848000 XOF"), "{html}");

@@ -11,40 +11,14 @@ use common::*;
 use payrun::sandbox::SandboxConfig;
 use std::process::{Command, Output};
 
-/// `payrun reconcile --db DB ARGS` in the work folder.
-fn reconcile(w: &Work, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_payrun"))
-        .current_dir(w.dir.path())
-        .env("PAYRUN_API_KEY", KEY)
-        .env("XDG_DATA_HOME", w.path("data"))
-        .env_remove("RUST_LOG")
-        .arg("reconcile")
-        .arg("--db")
-        .arg(w.db())
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// The sandbox's own statement (English, `,`): id → (account, wire
-/// amount, currency, status, date `YYYY-MM-DD HH:MM:SS`).
+/// The sandbox's own statement (English, `,`): id, account, wire amount,
+/// currency, status, date `YYYY-MM-DD HH:MM:SS`.
 fn sandbox_statement(sb: &Sandbox) -> Vec<[String; 6]> {
-    let url = format!("{}/_sandbox/statement?format=csv", sb.base_url());
-    let text = sb.rt.block_on(async {
-        reqwest::Client::new()
-            .get(url)
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
-    });
+    let text = common::sandbox_statement(sb, "");
     csv::Reader::from_reader(text.as_bytes())
         .records()
         .map(|r| {

@@ -45,11 +45,6 @@ pub fn lock(db: &Db) -> Result<Option<RunLock>> {
     }
 }
 
-/// The database as an input no output may overwrite (a file only).
-pub fn as_input(db: &Db) -> Vec<(&'static str, &Path)> {
-    db.file().map(|p| ("database", p)).into_iter().collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,7 +56,7 @@ mod tests {
         let db = resolve(Some(url), &cfg, false).unwrap();
         assert!(matches!(db, Db::Postgres(_)));
         assert!(!db.to_string().contains("secret"), "{db}");
-        assert!(as_input(&db).is_empty());
+        assert!(db.file().is_none());
         let cfg = Config {
             database: Some("postgresql://u@h/d".into()),
             ..Config::default()
@@ -72,7 +67,7 @@ mod tests {
         ));
         let file = resolve(Some(Path::new("payrun.db")), &cfg, false).unwrap();
         assert_eq!(file, Db::File("payrun.db".into()));
-        assert_eq!(as_input(&file), [("database", Path::new("payrun.db"))]);
+        assert_eq!(file.file(), Some(Path::new("payrun.db")));
     }
 
     #[test]

@@ -152,12 +152,21 @@ pub fn approval_json(s: &crate::signoff::Standing) -> Value {
 }
 
 /// Gives the result to `on_finish`: POSTs it to an http(s) URL, or runs
-/// the command with `sh -c` and the JSON on its stdin.
+/// the command with `sh -c` and the JSON on its stdin, within
+/// [`ON_FINISH_TIMEOUT`].
 pub async fn deliver(target: &str, result: &Value) -> Result<()> {
+    deliver_within(target, result, ON_FINISH_TIMEOUT).await
+}
+
+/// [`deliver`] within `limit`. The command runs in a process group of its
+/// own: one that outlives `limit` is stopped with every process it started
+/// (a hook's background children included), so none keeps running after
+/// payrun.
+async fn deliver_within(target: &str, result: &Value, limit: Duration) -> Result<()> {
     let body = serde_json::to_vec(result)?;
     if target.starts_with("http://") || target.starts_with("https://") {
         let answer = reqwest::Client::builder()
-            .timeout(ON_FINISH_TIMEOUT)
+            .timeout(limit)
             .redirect(reqwest::redirect::Policy::none())
             .build()?
             .post(target)
@@ -171,24 +180,122 @@ pub async fn deliver(target: &str, result: &Value) -> Result<()> {
         }
         return Ok(());
     }
-    let mut child = tokio::process::Command::new("sh")
+    let mut command = tokio::process::Command::new("sh");
+    command
         .arg("-c")
         .arg(target)
         .stdin(std::process::Stdio::piped())
         .env_remove("PAYRUN_API_KEY")
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command
         .spawn()
         .context("on_finish: cannot start the command")?;
-    if let Some(mut stdin) = child.stdin.take() {
-        use tokio::io::AsyncWriteExt;
-        // A command that does not read its input is its own business.
-        let _ = stdin.write_all(&body).await;
-    }
-    let status = tokio::time::timeout(ON_FINISH_TIMEOUT, child.wait())
-        .await
-        .context("on_finish: the command took too long")??;
+    let group = child.id();
+    let stdin = child.stdin.take();
+    let ran = tokio::time::timeout(limit, async {
+        if let Some(mut stdin) = stdin {
+            use tokio::io::AsyncWriteExt;
+            // A command that does not read its input is its own business.
+            let _ = stdin.write_all(&body).await;
+        }
+        child.wait().await
+    })
+    .await;
+    let status = match ran {
+        Ok(status) => status?,
+        Err(_) => {
+            stop_group(group);
+            let _ = child.wait().await;
+            bail!(
+                "on_finish: the command took longer than {}s; it was stopped, with every process \
+                 it started",
+                limit.as_secs()
+            );
+        }
+    };
     if !status.success() {
         bail!("on_finish: the command exited with {status}");
     }
     Ok(())
+}
+
+/// Kills the process group `group` leads (the hook and its children).
+fn stop_group(group: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill has no memory effects; a negative pid names the
+        // group the hook leads (`process_group(0)` above).
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = group;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether `pid` is gone (or a zombie no one reaped yet: it runs no
+    /// more).
+    fn gone(pid: i32) -> bool {
+        // SAFETY: signal 0 only checks that the process exists.
+        if unsafe { libc::kill(pid, 0) } != 0 {
+            return true;
+        }
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(true)
+    }
+
+    /// A hook that outlives its time is stopped with the child it
+    /// started: the child's pid is gone once `deliver` returns.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_hook_past_its_time_is_stopped_with_its_children() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("child.pid");
+        let hook = format!("sleep 600 & echo $! > {}; wait", pidfile.display());
+        let err = deliver_within(&hook, &json!({}), Duration::from_secs(3))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("took longer than 3s"), "{err}");
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .expect("the hook started its child")
+            .trim()
+            .parse()
+            .unwrap();
+        // The group was killed before `deliver` returned; the kernel may
+        // take a moment to finish the child. Polled, bounded.
+        let mut polls = 0;
+        while !gone(pid) && polls < 500 {
+            polls += 1;
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(gone(pid), "the hook's child {pid} still runs");
+    }
+
+    #[tokio::test]
+    async fn a_hook_gets_the_result_and_its_exit_status_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("got.json");
+        let hook = format!("cat > {}", out.display());
+        deliver_within(&hook, &json!({"run_id": 7}), Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), r#"{"run_id":7}"#);
+        let err = deliver_within("exit 3", &json!({}), Duration::from_secs(30))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("exited with"), "{err}");
+    }
 }

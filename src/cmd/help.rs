@@ -15,7 +15,7 @@ Exit codes: 0 every row is valid; 1 the file could not be validated at all
 pub const RUN: &str = "\
 Examples:
   payrun run samples/payroll.csv --sandbox            # rehearse, no money moves
-  payrun run payroll.csv --initiate-only              # initiate, write approval.html
+  payrun run payroll.csv --initiate-only              # initiate, write approval-run-N.html
   PAYRUN_API_KEY=... payrun run payroll.csv           # pay (resumes if interrupted)
   payrun run payroll.csv --db postgres://pay@db/pay   # one of several workers on one run
   payrun run failed.csv                               # re-pay exactly the failed payouts
@@ -63,20 +63,25 @@ overwrite the database.";
 pub const RECONCILE: &str = "\
 Examples:
   payrun reconcile                                    # list unknown payouts (CSV)
+  payrun reconcile --statement releve.csv             # match the provider's statement
+  payrun reconcile --poll --until-settled --max-wait 2h
   PAYRUN_API_KEY=... payrun reconcile --resend
   payrun reconcile --mark executed tx-42 --reason \"statement of 2026-05-31\"
   payrun reconcile --audit > audit.csv
 
---resend needs the API key: PAYRUN_API_KEY or `api_key_file` in payrun.toml.
+--resend and --poll need the API key: PAYRUN_API_KEY or `api_key_file` in
+payrun.toml. A statement's headers and words go in [statement].
 After a change the run's report is written again.
 
-Exit codes: 0 nothing left unknown, or the mark was recorded; 1 an error
-(no database, lock held, payout not unknown, no reason, key refused);
-3 unknown payouts remain.";
+Exit codes: 0 nothing left unknown, the mark was recorded, the statement
+matches, or (--poll) nothing is left processing or unknown; 1 an error (no
+database, lock held, payout not unknown, no reason, key refused, no status
+route, Ctrl-C); 3 unknown payouts remain, the statement shows
+discrepancies, or (--poll) a payout is still processing or unknown.";
 
 pub const SUMMARY: &str = "\
 Example:
-  payrun summary 3 --html approval.html
+  payrun summary 3 --html run-3-approval.html
 
 Reads the database only; needs no API key (PAYRUN_API_KEY is not used).
 

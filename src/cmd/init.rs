@@ -8,7 +8,7 @@ use crate::exit::Exit;
 use crate::template;
 use anyhow::{Context, Result, bail};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The files `payrun init` writes, in the target directory.
 const CONFIG_FILE: &str = "payrun.toml";
@@ -30,6 +30,21 @@ pub struct InitArgs {
     /// Where to write the files.
     #[arg(long, default_value = ".", conflicts_with = "from")]
     pub dir: PathBuf,
+}
+
+/// Writes a new file at `path` (noted in `created` once made), synced;
+/// never one that exists (`create_new`: a file that appeared since the
+/// check is not replaced). New files get the umask's permissions.
+fn create_new(path: &Path, bytes: &[u8], created: &mut Vec<PathBuf>) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    created.push(path.to_path_buf());
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 pub fn command(args: InitArgs) -> Result<Exit> {
@@ -64,16 +79,19 @@ pub fn command(args: InitArgs) -> Result<Exit> {
     }
     std::fs::create_dir_all(&args.dir)
         .with_context(|| format!("cannot create {}", args.dir.display()))?;
+    // All three or none: a failure (a full disk) removes what this
+    // command created, never a file it found.
+    let mut created = Vec::new();
     for (name, bytes) in &files {
         let path = args.dir.join(name);
-        // create_new: a file that appeared since the check is not replaced.
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
-        f.write_all(bytes)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        if let Err(e) = create_new(&path, bytes, &mut created) {
+            for p in &created {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e);
+        }
+    }
+    for path in &created {
         eprintln!("wrote {}", path.display());
     }
     eprintln!(

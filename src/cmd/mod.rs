@@ -25,6 +25,24 @@ use crate::exit::Exit;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+/// The API key of `cfg` (`PAYRUN_API_KEY` or `api_key_file`), its file's
+/// warning (readable by others: `chmod 600`) told on stderr.
+pub fn api_key(cfg: &crate::config::Config) -> Result<secrecy::SecretString> {
+    api_key_warning_with(cfg, |w| eprintln!("payrun: warning: {w}"))
+}
+
+/// [`api_key`], telling the warning through `warn`.
+pub fn api_key_warning_with(
+    cfg: &crate::config::Config,
+    warn: impl FnOnce(&str),
+) -> Result<secrecy::SecretString> {
+    let read = cfg.api_key()?;
+    if let Some(w) = &read.warning {
+        warn(w);
+    }
+    Ok(read.key)
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "payrun",

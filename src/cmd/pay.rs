@@ -70,7 +70,7 @@ pub fn command(args: PayArgs) -> Result<Exit> {
         .filter(|u| !u.trim().is_empty())
         .context("no provider base URL: pass --base-url or set `base_url` in the config")?;
     let client = {
-        let key = config.api_key()?;
+        let key = super::api_key(&config)?;
         Client::new(&base_url, &key)?
     };
     let report = runtime(Threads::Workers(1))?.block_on(pay(&client, request));

@@ -49,7 +49,7 @@ pub fn command(args: ProbeArgs) -> Result<Exit> {
         );
     }
     let profile = cfg.profile()?;
-    let client = Client::with_profile(&base_url, &cfg.api_key()?, profile)?;
+    let client = Client::with_profile(&base_url, &super::api_key(&cfg)?, profile)?;
     let settings = ProbeSettings {
         account: args.account.clone(),
         method: args.method.clone(),

@@ -19,6 +19,7 @@ use crate::machine::decide::Verdict;
 use crate::output::safe_cell;
 use crate::provider::Client;
 use crate::reconcile::guard;
+use crate::report::guard::Files;
 use crate::store::{Store, Unresolved};
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeSet;
@@ -145,11 +146,11 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
         if let Some(e) = write_error {
             return Err(e.into());
         }
-        rewrite_reports(&store, runs);
+        rewrite_reports(&store, runs, &inputs(&args, &db)?);
         return Ok(Exit::Ok);
     }
     if let Some(path) = &args.statement {
-        return statement::command(&args, &mut store, path, &mut out);
+        return statement::command(&args, &db, &mut store, path, &mut out);
     }
     if args.poll {
         return poll::command(&args, &db, &mut store, &mut out);
@@ -163,7 +164,17 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
         return Ok(Exit::Ok);
     }
     drop(out);
-    resend(&args, &mut store, unresolved)
+    resend(&args, &db, &mut store, unresolved)
+}
+
+/// What `reconcile` reads or keeps, which no file it writes may be: the
+/// config and the files it names, the database.
+fn inputs(args: &ReconcileArgs, db: &crate::store::Db) -> Result<Files> {
+    let mut files = Files::new();
+    files
+        .config(&Config::load(args.config.as_deref())?)
+        .checkpoint(db);
+    Ok(files)
 }
 
 /// Lists every payout that is not final (and every unknown one), with what
@@ -227,10 +238,11 @@ fn runs_of(store: &Store, ids: &[String]) -> Result<BTreeSet<i64>> {
 
 /// Writes each run's recorded report again, so it never says `unknown` for
 /// a payout just settled. The settlement is already committed: a report
-/// that cannot be written is a warning naming the command that retries it.
-fn rewrite_reports(store: &Store, runs: BTreeSet<i64>) {
+/// that cannot be written (or whose path is now one of `inputs`) is a
+/// warning naming the command that retries it.
+fn rewrite_reports(store: &Store, runs: BTreeSet<i64>, inputs: &Files) {
     for run in runs {
-        match crate::report::rewrite_recorded(store, run) {
+        match crate::report::rewrite_recorded(store, run, inputs) {
             Ok(Some(path)) => eprintln!("report of run {run} updated: {}", path.display()),
             Ok(None) => eprintln!(
                 "run {run} has no recorded report; write one with `payrun report --run {run} --out report.csv`"
@@ -252,10 +264,15 @@ fn client(args: &ReconcileArgs) -> Result<Client> {
         .or(cfg.base_url.clone())
         .context("no provider URL: pass --base-url or set base_url in the config")?;
     let profile = cfg.profile()?;
-    Client::with_profile(&base_url, &cfg.api_key()?, profile)
+    Client::with_profile(&base_url, &super::api_key(&cfg)?, profile)
 }
 
-fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) -> Result<Exit> {
+fn resend(
+    args: &ReconcileArgs,
+    db: &crate::store::Db,
+    store: &mut Store,
+    unresolved: Vec<Unresolved>,
+) -> Result<Exit> {
     let client = client(args)?;
     // Never re-send a payout to a provider its run was not made against.
     let mut refused = Vec::new();
@@ -311,7 +328,7 @@ fn resend(args: &ReconcileArgs, store: &mut Store, unresolved: Vec<Unresolved>) 
     if let Some(e) = write_error {
         return Err(e.into());
     }
-    rewrite_reports(store, runs);
+    rewrite_reports(store, runs, &inputs(args, db)?);
     if ended.interrupted {
         eprintln!(
             "payrun: stopped; {} payout(s) not settled. Nothing is left half-sent: run \

@@ -28,15 +28,16 @@ pub struct ReportArgs {
 }
 
 pub fn command(args: ReportArgs) -> Result<Exit> {
-    let db = super::db::resolve(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
+    let cfg = Config::load(None)?;
+    let db = super::db::resolve(args.db.as_deref(), &cfg, args.sandbox)?;
     let summary = crate::report::summary_path(&args.out);
-    crate::report::guard::refuse_overwrite(
-        &[
-            ("report", args.out.as_path()),
-            ("summary", summary.as_path()),
-        ],
-        &super::db::as_input(&db),
-    )?;
+    let mut files = crate::report::guard::Files::new();
+    files
+        .config(&cfg)
+        .checkpoint(&db)
+        .output("report", &args.out)
+        .output("summary", &summary);
+    files.check()?;
     let store = super::db::open_existing(&db, "pass --db")?;
     let run = match args.run {
         Some(id) => store
@@ -48,13 +49,9 @@ pub fn command(args: ReportArgs) -> Result<Exit> {
     };
     // The run's payroll too, now that the run is known (its path as
     // recorded, from where the run was started).
-    crate::report::guard::refuse_overwrite(
-        &[
-            ("report", args.out.as_path()),
-            ("summary", summary.as_path()),
-        ],
-        &[("payroll", std::path::Path::new(&run.file_path))],
-    )?;
+    files
+        .input("payroll", std::path::Path::new(&run.file_path))
+        .check()?;
     // The run's recorded conventions (delimiter, BOM, language), if any.
     let style = match store.report_target(run.id)? {
         Some(t) => crate::report::ReportStyle {

@@ -123,7 +123,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub initiate_only: bool,
     /// Execute only if the initiated payouts add up to CUR=AMOUNT (as
-    /// approved from `approval.csv`); repeat per currency. Nothing is sent
+    /// approved from `approval-run-N.csv`); repeat per currency. Nothing is sent
     /// otherwise.
     #[arg(long, value_name = "CUR=AMOUNT", value_parser = engine::approval::parse_expected, conflicts_with = "initiate_only")]
     pub expect_total: Vec<(String, rust_decimal::Decimal)>,
@@ -188,7 +188,12 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
         let api_key = if args.import_only {
             SecretString::from(String::new())
         } else {
-            cfg.api_key()?
+            super::api_key_warning_with(&cfg, |w| {
+                Say {
+                    json: args.log_format == LogFormat::Json,
+                }
+                .warn(w)
+            })?
         };
         ProviderChoice::Remote { base_url, api_key }
     };
@@ -259,7 +264,6 @@ pub fn command(args: RunArgs) -> Result<Exit> {
     };
     rt.block_on(async {
         let settings = settings(&args, cfg)?;
-        refuse_overwrites(&settings)?;
         let bars = !args.quiet && !say.json && std::io::stderr().is_terminal();
         // With bars, the bars' last line shows the stop notice (a line
         // printed under them would be painted over).
@@ -297,27 +301,6 @@ pub fn command(args: RunArgs) -> Result<Exit> {
     })
 }
 
-/// Refuses, before anything is written, a report (or a file written beside
-/// it) that would overwrite the payroll, the database or the config.
-fn refuse_overwrites(settings: &Settings) -> Result<()> {
-    use crate::engine::import::sibling;
-    use crate::report::{guard, html::APPROVAL_FILE, summary_path};
-    let rejected = sibling(&settings.report, "rejected.csv");
-    let summary = summary_path(&settings.report);
-    let approval = sibling(&settings.report, APPROVAL_FILE);
-    let mut inputs = vec![("payroll", settings.file.as_path())];
-    inputs.extend(super::db::as_input(&settings.db));
-    guard::refuse_overwrite(
-        &[
-            ("report", settings.report.as_path()),
-            ("rejected rows", rejected.as_path()),
-            ("summary", summary.as_path()),
-            ("approval page", approval.as_path()),
-        ],
-        &inputs,
-    )?;
-    Ok(())
-}
 /// How long a stopping run may finish its calls in flight before the
 /// process quits anyway: under systemd's default 90 s before SIGKILL (give
 /// `docker stop` `-t 40`: its default is 10 s), yet long enough for a
@@ -544,6 +527,11 @@ fn show_outcome(outcome: RunOutcome, quiet: bool, say: Say, file: &Path) -> (Exi
             ));
             flags.push(format!("--expect-total {cur}={}", t.total));
         }
+        say.info(&format!(
+            "approval page of run {}: {}",
+            ran.run_id,
+            engine::outputs::approval_page(&ran.report, ran.run_id).display()
+        ));
         say.info(&format!(
             "initiation done, no money moved. {} payout(s) initiated; once approved, \
              run again without --initiate-only (add {} to make sure the totals still hold).",

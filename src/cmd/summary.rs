@@ -29,17 +29,17 @@ pub struct SummaryArgs {
 }
 
 pub fn command(args: SummaryArgs) -> Result<Exit> {
-    let db = super::db::resolve(args.db.as_deref(), &Config::load(None)?, args.sandbox)?;
+    let cfg = Config::load(None)?;
+    let db = super::db::resolve(args.db.as_deref(), &cfg, args.sandbox)?;
     if let Some(path) = db.file()
         && !path.exists()
     {
         bail!("no database at {}; pass --db", path.display());
     }
+    let mut files = guard::Files::new();
+    files.config(&cfg).checkpoint(&db);
     if let Some(page) = &args.html {
-        guard::refuse_overwrite(
-            &[("approval page", page.as_path())],
-            &super::db::as_input(&db),
-        )?;
+        files.output("approval page", page).check()?;
     }
     let store = Store::connect(&db)?;
     let run = match args.run {
@@ -52,6 +52,13 @@ pub fn command(args: SummaryArgs) -> Result<Exit> {
         }
     };
     let page = html::gather(&store, run)?.with_context(|| format!("no run {run} in {db}"))?;
+    // The run's payroll too, now that the run is known (its path as
+    // recorded, from where the run was started).
+    if args.html.is_some() {
+        files
+            .input("payroll", std::path::Path::new(&page.run.file_path))
+            .check()?;
+    }
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

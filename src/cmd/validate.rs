@@ -63,10 +63,11 @@ struct JsonOutput<'a> {
 pub fn command(args: ValidateArgs) -> Result<Exit> {
     let cfg = Config::load(args.config.as_deref())?;
     if let Some(rejected) = &args.rejected {
-        crate::report::guard::refuse_overwrite(
-            &[("rejected rows", rejected.as_path())],
-            &[("payroll", args.file.as_path())],
-        )?;
+        crate::report::guard::Files::new()
+            .input("payroll", &args.file)
+            .config(&cfg)
+            .output("rejected rows", rejected)
+            .check()?;
     }
     let opts = ScanOptions {
         sheet: args.sheet.clone(),

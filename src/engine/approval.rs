@@ -1,6 +1,7 @@
 //! Control totals for the approver: the count and total per currency of
 //! the payouts whose initiation the provider accepted, written beside the
-//! report after `--initiate-only` (`approval.csv`), and the check that
+//! report after `--initiate-only` (`approval-run-N.csv`, named by
+//! `engine::outputs`), and the check that
 //! `--expect-total CUR=AMOUNT` makes before anything is executed. Pure
 //! functions over the store's totals, plus the one file write.
 
@@ -11,9 +12,6 @@ use anyhow::Result;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// File name of the control totals, beside the report.
-pub const APPROVAL_FILE: &str = "approval.csv";
 
 /// Count and total per currency of the accepted initiations.
 pub fn control_totals(totals: &Totals) -> BTreeMap<String, Tally> {

@@ -10,7 +10,7 @@
 
 use crate::config::Config;
 use crate::input;
-use crate::output::safe_cell;
+use crate::output::{AtomicFile, safe_cell};
 use crate::store::FailedRow;
 use crate::validate::columns::{Col, Columns};
 use anyhow::{Context, Result};
@@ -19,15 +19,19 @@ use std::path::{Path, PathBuf};
 
 /// The column added after the input's own: why the row failed. Not a
 /// column payrun reads, so the file runs as it is; its presence tells
-/// payrun the file is a `failed.csv`, whose rows must name failed payouts.
-pub const REASON_COLUMN: &str = "failure_reason";
+/// payrun the file is a `failed.csv`, whose rows must name failed payouts;
+/// as the last column it also tells that payrun wrote it
+/// (`output::written_by_payrun`): its cells went through the formula guard,
+/// undone when it is read.
+pub const REASON_COLUMN: &str = crate::output::FAILED_REASON_COLUMN;
 
 /// Writes `failed.csv` at `path` from `input` (the snapshot of the run's
 /// file) for the rows in `failed`; removes it when `failed` is empty.
 /// `cfg` gives the config's `[columns]` table (to find a transaction id
 /// column under another header) and what validation reads the header row
 /// with (below a preamble, `validate::header`). Returns the path when
-/// written.
+/// written. Every cell goes through the formula guard
+/// (`output::safe_cell`); the file is written whole or not at all.
 pub fn write(
     path: &Path,
     input: &Path,
@@ -47,13 +51,12 @@ pub fn write(
     let by_row: HashMap<u64, &FailedRow> = failed.iter().map(|f| (f.row, f)).collect();
     // The header row as validation found it (below a preamble, if any).
     let (mut source, _) = crate::validate::header::open_payroll(input, sheet, cfg)?;
-    let tmp = crate::report::temp_beside(path);
-    let file =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let mut pending = AtomicFile::create(path)?;
+    let tmp = pending.temp_path().to_path_buf();
     let mut out = csv::WriterBuilder::new()
         .delimiter(source.delimiter())
         .flexible(true)
-        .from_writer(file);
+        .from_writer(pending.file_mut());
     let mut header: Vec<String> = source.header().fields.iter().map(str::to_string).collect();
     let width = header.len();
     // Every column optional: only where the transaction id sits matters.
@@ -64,7 +67,7 @@ pub fn write(
         header.push(Col::TransactionId.name().to_string());
     }
     header.push(REASON_COLUMN.to_string());
-    out.write_record(&header)?;
+    out.write_record(header.iter().map(|c| safe_cell(c).into_owned()))?;
     let mut row = input::RawRow::default();
     while source.next_row(&mut row)? {
         if let Some(f) = by_row.get(&row.row) {
@@ -73,19 +76,16 @@ pub fn write(
             match id_column {
                 Some(i) if cells[i].trim().is_empty() => cells[i] = f.transaction_id.clone(),
                 Some(_) => {}
-                None => cells.push(safe_cell(&f.transaction_id).into_owned()),
+                None => cells.push(f.transaction_id.clone()),
             }
-            cells.push(safe_cell(&f.reason).into_owned());
-            out.write_record(&cells)?;
+            cells.push(f.reason.clone());
+            out.write_record(cells.iter().map(|c| safe_cell(c).into_owned()))?;
         }
     }
-    let file = out
-        .into_inner()
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {}", tmp.display(), e.error()))?;
-    file.sync_all()
+    out.flush()
         .with_context(|| format!("cannot write {}", tmp.display()))?;
-    drop(file);
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    drop(out);
+    pending.commit()?;
     Ok(Some(path.to_path_buf()))
 }
 
@@ -169,5 +169,39 @@ mod tests {
                 "{header};transaction_id;failure_reason\nB;2;XOF;m;Bo;L;pr-2026-11-bbb;execute_failed: X\n"
             )
         );
+    }
+
+    /// Every cell goes through the formula guard, the input's own cells
+    /// and header included; payrun reads the file back as the input was.
+    #[test]
+    fn every_cell_is_guarded_and_read_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.csv");
+        let original = "@Compte,Montant,Nom\n+2250700000001,1,=1+1\n'=x,2,-Awa\n";
+        std::fs::write(&input, original).unwrap();
+        let out = dir.path().join("failed.csv");
+        let rows = vec![failed(2, "+why", "t-1"), failed(3, "x", "t-2")];
+        write(&out, &input, None, &Config::default(), &rows).unwrap();
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(
+            text,
+            "'@Compte,Montant,Nom,transaction_id,failure_reason\n\
+             '+2250700000001,1,'=1+1,t-1,'+why\n''=x,2,'-Awa,t-2,x\n"
+        );
+        let mut back = input::open(&out, None, None).unwrap();
+        let header: Vec<&str> = back.header().fields.iter().collect();
+        assert_eq!(header[0], "@Compte");
+        let mut row = input::RawRow::default();
+        let mut got = Vec::new();
+        while back.next_row(&mut row).unwrap() {
+            got.push(
+                row.fields
+                    .iter()
+                    .take(3)
+                    .map(String::from)
+                    .collect::<Vec<_>>(),
+            );
+        }
+        assert_eq!(got, [["+2250700000001", "1", "=1+1"], ["'=x", "2", "-Awa"]]);
     }
 }

@@ -48,7 +48,7 @@ pub(super) fn find_or_import(
         &identity,
         batch,
         provider,
-        &import::sibling(&settings.report, "rejected.csv"),
+        &import::sibling(&settings.report, super::outputs::REJECTED_FILE),
     )?;
     Ok(Ok(match imported {
         Imported::Run(id) => {

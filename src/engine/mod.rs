@@ -16,7 +16,8 @@
 //!
 //! Files: `identity` (period, run identity, stable row ids, the input
 //! snapshot), `repeat` (the re-run decisions and the repeat guard), `import`
-//! (validated import), `failed` (`failed.csv`), `schedule` (the worker
+//! (validated import), `failed` (`failed.csv`), `outputs` (the files a
+//! run writes, and the guard over them), `schedule` (the worker
 //! pool), `pay` (one payout's calls), `retry`, `progress`, `lease` (a
 //! worker of a run shared through PostgreSQL), and `reconcile` (settling
 //! unknown payouts). The rate limiter is [`crate::limiter`].
@@ -29,6 +30,7 @@ pub mod guard;
 pub mod identity;
 pub mod import;
 pub mod lease;
+pub mod outputs;
 pub mod pay;
 pub mod progress;
 pub mod reconcile;
@@ -49,7 +51,6 @@ use crate::config::Config;
 use crate::machine::State;
 use crate::machine::decide;
 use crate::provider::Client;
-use crate::report;
 use crate::shutdown::Shutdown;
 use crate::store::{Db, RunLock, Store, Totals, Writer};
 use anyhow::{Context, Result, bail};
@@ -286,6 +287,9 @@ pub async fn run(
     shutdown: Shutdown,
     notify: &dyn Fn(Event),
 ) -> Result<RunOutcome> {
+    // No output may be an input, nor unwritable: checked before anything
+    // is written (the database included) or sent.
+    outputs::check(settings, None)?;
     // Read once: what is parsed is what was hashed.
     let snapshot = identity::snapshot(&settings.file)?;
     let batch = identity::Batch {
@@ -325,6 +329,8 @@ pub async fn run(
         Ok(run) => run,
         Err(outcome) => return Ok(outcome),
     };
+    // The run's own files (its approval files) too, before any request.
+    outputs::check(settings, Some(run.id))?;
 
     if settings.import_only {
         let payouts: u64 = store.state_counts(run.id)?.values().sum();
@@ -404,42 +410,7 @@ pub async fn run(
     if decide::run_settled(|s| counts.get(&s).copied().unwrap_or(0)) && stats.stop.is_none() {
         store.mark_finished(run.id)?;
     }
-    let style = report::ReportStyle::of_input(&settings.file, settings.config.report_language());
-    // The verdict is read from the rows in the pass that writes the report;
-    // nothing changes them between the two.
-    let initiate_only = settings.engine.initiate_only;
-    let mut verdict = verdict::Verdict::default();
-    let totals =
-        report::write_and_record(&mut store, run.id, &settings.report, &style, &mut |r| {
-            verdict.add(r, initiate_only)
-        })?;
-    let overrides = store.overrides(run.id)?;
-    let approval = if settings.engine.initiate_only {
-        let control = approval::control_totals(&totals);
-        let path = import::sibling(&settings.report, approval::APPROVAL_FILE);
-        approval::write_approval(&path, &control, &overrides.lines())?;
-        // The page a manager approves before anything is executed.
-        let page = import::sibling(&settings.report, report::html::APPROVAL_FILE);
-        report::html::write_approval(&store, run.id, &page)?;
-        Some((path, control))
-    } else {
-        None
-    };
-    let failed_path = import::sibling(&settings.report, "failed.csv");
-    let failed = if run.file_sha256 == snapshot.sha256 {
-        failed::write(
-            &failed_path,
-            &snapshot.path,
-            settings.sheet.as_deref(),
-            &settings.config,
-            &store.failed_rows(run.id)?,
-        )?
-    } else {
-        // A resumed copy whose rows may sit elsewhere: no failed.csv
-        // rather than one with the wrong rows.
-        let _ = std::fs::remove_file(&failed_path);
-        None
-    };
+    let written = outputs::write(&mut store, &run, settings, &snapshot)?;
     let skipped = store.skipped_count(run.id)?;
     let signoff = match settings.gate.required {
         true => crate::signoff::facts(&store, run.id)?.map(|f| f.standing),
@@ -451,16 +422,16 @@ pub async fn run(
     Ok(RunOutcome::Ran(Box::new(Ran {
         run_id: run.id,
         counts,
-        totals,
+        totals: written.totals,
         report: settings.report.clone(),
         stop: stats.stop,
         initiate_only: settings.engine.initiate_only,
-        approval,
+        approval: written.approval,
         skipped,
-        failed,
+        failed: written.failed,
         limiter: stats.limiter,
-        verdict,
-        overrides,
+        verdict: written.verdict,
+        overrides: written.overrides,
         signoff,
     })))
 }

@@ -69,8 +69,9 @@ pub fn open_at_header(
     } else {
         b';'
     };
-    let mut source: Box<dyn RowSource> =
-        Box::new(CsvSource::open_with(path, encoding, Some(other))?);
+    let mut source: Box<dyn RowSource> = super::guarded::Unguarded::wrap(Box::new(
+        CsvSource::open_with(path, encoding, Some(other))?,
+    ));
     Ok(seek(source.as_mut(), is_header)?.map(|preamble| Opened { source, preamble }))
 }
 

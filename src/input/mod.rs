@@ -8,6 +8,7 @@
 mod budget;
 mod delimited;
 mod formats;
+mod guarded;
 pub mod header;
 mod hidden;
 mod text;
@@ -97,8 +98,20 @@ pub fn is_blank(fields: &StringRecord) -> bool {
 /// Opens `path` as the right kind of source, by its extension: a workbook
 /// for .xlsx, .xlsm, .xlsb, .xls and .ods, else CSV. `sheet` picks a
 /// worksheet of a workbook (default: the first) and is refused for CSV;
-/// `encoding` is the config's key for CSV files.
+/// `encoding` is the config's key for CSV files. A file payrun wrote
+/// (`failed.csv`, `rejected.csv`) is read without its formula guard
+/// (`guarded`).
 pub fn open(
+    path: &Path,
+    sheet: Option<&str>,
+    encoding: Option<&str>,
+) -> Result<Box<dyn RowSource>> {
+    Ok(guarded::Unguarded::wrap(open_as_written(
+        path, sheet, encoding,
+    )?))
+}
+
+fn open_as_written(
     path: &Path,
     sheet: Option<&str>,
     encoding: Option<&str>,

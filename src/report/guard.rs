@@ -1,58 +1,229 @@
-//! No footguns: an output path (the report, `rejected.csv`, the summary,
-//! the approval page) that names an input (the payroll, the database or
-//! its journal files) is refused before anything is written, whatever path
-//! reaches the file: `./payroll.csv`, an absolute path, a symlink or a hard
-//! link. Overwriting the payroll with its report, or the database with a
-//! CSV, would destroy the only record of what was paid.
+//! The one rule for every file a command writes (docs/reports.md, "No
+//! output overwrites an input"): it is never a file the command reads or
+//! keeps — the payroll, the statement, the database and its side files
+//! (`-wal`, `-shm`, `-journal`, the lock note), the config, the API key
+//! file, the provider profile — nor another output of the same command,
+//! and it can be written: not a directory or another non-file, in a folder
+//! that exists and takes a new file. Checked as a whole, before anything
+//! is written or sent: a command builds its [`Files`], then `check`s.
+//!
+//! Two paths are one file when they reach the same device and inode
+//! (whatever the spelling: `./payroll.csv`, an absolute path, a symlink, a
+//! hard link); a path not written yet is compared by its canonical place
+//! (its folder resolved, its name joined).
 
 use std::path::{Path, PathBuf};
 
-/// An output that would overwrite an input.
+/// Why a command refuses its outputs.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "refusing to write the {output_role} to {output}: it is the {input_role} ({input}); \
-     choose another path (nothing was written)"
-)]
-pub struct Overwrite {
-    pub output_role: String,
-    pub output: String,
-    pub input_role: String,
-    pub input: String,
+pub enum Refused {
+    #[error(
+        "refusing to write the {output_role} to {output}: it is the {input_role} ({input}); \
+         choose another path (nothing was written)"
+    )]
+    Overwrite {
+        output_role: String,
+        output: String,
+        input_role: String,
+        input: String,
+    },
+    #[error(
+        "refusing to write the {first} and the {second} to one file ({path}); \
+         choose another path for one of them (nothing was written)"
+    )]
+    Twice {
+        first: String,
+        second: String,
+        path: String,
+    },
+    #[error("cannot write the {role} to {path}: {why} (nothing was written)")]
+    Unwritable {
+        role: String,
+        path: String,
+        why: String,
+    },
 }
+
+/// An output that would overwrite an input (the name callers know).
+pub type Overwrite = Refused;
 
 /// SQLite's files beside a database: overwriting them corrupts it too.
 const DB_SIDECARS: [&str; 3] = ["-wal", "-shm", "-journal"];
 
+/// The files of one command: what it reads or keeps, what it writes.
+#[derive(Debug, Default, Clone)]
+pub struct Files {
+    /// (role, path as given, path compared)
+    inputs: Vec<(String, PathBuf, PathBuf)>,
+    outputs: Vec<(String, PathBuf)>,
+}
+
+impl Files {
+    pub fn new() -> Files {
+        Files::default()
+    }
+
+    /// A file the command reads or keeps.
+    pub fn input(&mut self, role: &str, path: &Path) -> &mut Files {
+        self.inputs
+            .push((role.to_string(), path.to_path_buf(), path.to_path_buf()));
+        self
+    }
+
+    /// The SQLite database and its side files: the journals (beside the
+    /// path given and beside the real file) and the lock note (`<real
+    /// path>.lock`, `store::RunLock`).
+    pub fn database(&mut self, path: &Path) -> &mut Files {
+        self.input("database", path);
+        // Beside the path given and beside the real file (SQLite follows
+        // a symlinked database to its target for its journals).
+        let real = path.canonicalize().ok();
+        let mut sides: Vec<PathBuf> = Vec::new();
+        for base in std::iter::once(path).chain(real.as_deref()) {
+            sides.extend(DB_SIDECARS.iter().map(|suffix| with_suffix(base, suffix)));
+        }
+        if let Some(real) = &real {
+            sides.push(with_suffix(real, ".lock"));
+        }
+        for side in sides {
+            self.inputs
+                .push(("database".into(), path.to_path_buf(), side));
+        }
+        self
+    }
+
+    /// The config file the command read, and the files it names that
+    /// payrun reads: the API key file and the provider profile.
+    pub fn config(&mut self, cfg: &crate::config::Config) -> &mut Files {
+        let named = [
+            ("config", &cfg.source),
+            ("API key file", &cfg.api_key_file),
+            ("provider profile", &cfg.provider_profile),
+        ];
+        for (role, path) in named {
+            if let Some(p) = path {
+                self.input(role, p);
+            }
+        }
+        self
+    }
+
+    /// The checkpoint, when it is a file (a PostgreSQL database has none).
+    pub fn checkpoint(&mut self, db: &crate::store::Db) -> &mut Files {
+        if let Some(path) = db.file() {
+            self.database(path);
+        }
+        self
+    }
+
+    /// A file the command writes.
+    pub fn output(&mut self, role: &str, path: &Path) -> &mut Files {
+        self.outputs.push((role.to_string(), path.to_path_buf()));
+        self
+    }
+
+    /// Refuses the first output that can not be written, is an input, or
+    /// is another output.
+    pub fn check(&self) -> Result<(), Refused> {
+        for (role, out) in &self.outputs {
+            writable(role, out)?;
+        }
+        for (out_role, out) in &self.outputs {
+            for (in_role, shown, candidate) in &self.inputs {
+                if same_file(out, candidate) {
+                    return Err(Refused::Overwrite {
+                        output_role: out_role.clone(),
+                        output: out.display().to_string(),
+                        input_role: in_role.clone(),
+                        input: shown.display().to_string(),
+                    });
+                }
+            }
+        }
+        for (i, (first, a)) in self.outputs.iter().enumerate() {
+            for (second, b) in &self.outputs[i + 1..] {
+                if same_file(a, b) {
+                    return Err(Refused::Twice {
+                        first: first.clone(),
+                        second: second.clone(),
+                        path: b.display().to_string(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// Whether `path` can take the output: not a directory nor any other
+/// non-file (a pipe, a device), in a folder that exists and takes a new
+/// file (tried with a temporary file, removed at once).
+fn writable(role: &str, path: &Path) -> Result<(), Refused> {
+    let refuse = |why: String| Refused::Unwritable {
+        role: role.to_string(),
+        path: path.display().to_string(),
+        why,
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return Err(refuse("it is a directory; name a file".into())),
+        Ok(m) if !m.is_file() => {
+            return Err(refuse(
+                "it is not a regular file (a pipe or a device); name a file".into(),
+            ));
+        }
+        _ => {}
+    }
+    let folder = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(refuse(format!(
+            "the folder {} does not exist; create it first",
+            folder.display()
+        )));
+    }
+    let probe = crate::output::temp_beside(path);
+    match std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(refuse(format!(
+            "no new file can be made in {} ({e})",
+            folder.display()
+        ))),
+    }
+}
+
 /// Refuses the first output that is the same file as an input. `inputs`
-/// are (role, path); a database role gets its journal files checked too.
+/// are (role, path); a database role gets its side files checked too.
 pub fn refuse_overwrite(
     outputs: &[(&str, &Path)],
     inputs: &[(&str, &Path)],
-) -> Result<(), Overwrite> {
-    let mut files: Vec<(&str, &Path, PathBuf)> = Vec::new();
+) -> Result<(), Refused> {
+    let mut files = Files::new();
     for &(role, path) in inputs {
-        files.push((role, path, path.to_path_buf()));
         if role == "database" {
-            for suffix in DB_SIDECARS {
-                let mut s = path.as_os_str().to_owned();
-                s.push(suffix);
-                files.push((role, path, PathBuf::from(s)));
-            }
+            files.database(path);
+        } else {
+            files.input(role, path);
         }
     }
-    for &(out_role, out) in outputs {
-        for (in_role, shown, candidate) in &files {
-            if same_file(out, candidate) {
-                return Err(Overwrite {
-                    output_role: out_role.to_string(),
-                    output: out.display().to_string(),
-                    input_role: in_role.to_string(),
-                    input: shown.display().to_string(),
-                });
-            }
-        }
+    for &(role, path) in outputs {
+        files.output(role, path);
     }
-    Ok(())
+    files.check()
 }
 
 /// Whether two paths name one file: the same inode when both exist (hard
@@ -87,33 +258,4 @@ fn resolve(p: &Path) -> Option<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_same_file_by_any_path_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let payroll = dir.path().join("payroll.csv");
-        std::fs::write(&payroll, "a\n").unwrap();
-        let db = dir.path().join("payrun.db");
-        let dotted = dir.path().join(".").join("payroll.csv");
-        let inputs = [("payroll", payroll.as_path()), ("database", db.as_path())];
-        assert!(refuse_overwrite(&[("report", dotted.as_path())], &inputs).is_err());
-        // The database need not exist yet; its WAL counts too.
-        let wal = dir.path().join("payrun.db-wal");
-        let err = refuse_overwrite(&[("report", wal.as_path())], &inputs).unwrap_err();
-        assert!(err.to_string().contains("database"), "{err}");
-        #[cfg(unix)]
-        {
-            let link = dir.path().join("link.csv");
-            std::os::unix::fs::symlink(&payroll, &link).unwrap();
-            let err = refuse_overwrite(&[("report", link.as_path())], &inputs).unwrap_err();
-            assert!(err.to_string().contains("payroll"), "{err}");
-            let hard = dir.path().join("hard.csv");
-            std::fs::hard_link(&payroll, &hard).unwrap();
-            assert!(refuse_overwrite(&[("report", hard.as_path())], &inputs).is_err());
-        }
-        let other = dir.path().join("report.csv");
-        assert!(refuse_overwrite(&[("report", other.as_path())], &inputs).is_ok());
-    }
-}
+mod tests;

@@ -1,5 +1,5 @@
-//! The approval page (`payrun summary RUN --html FILE`, and `approval.html`
-//! beside the report after `--initiate-only`): one self-contained HTML file
+//! The approval page (`payrun summary RUN --html FILE`, and
+//! `approval-run-N.html` beside the report after `--initiate-only`): one self-contained HTML file
 //! a manager can read and print before money moves — the run, the file and
 //! its SHA-256, counts and totals per currency, every beneficiary with the
 //! amount, and the notices (rejected rows, second payments allowed, a totals
@@ -14,9 +14,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The page's name beside the report after `--initiate-only`.
-pub const APPROVAL_FILE: &str = "approval.html";
-
 /// Everything the page shows, gathered from the store.
 #[derive(Debug, Clone)]
 pub struct ApprovalPage {
@@ -25,12 +22,12 @@ pub struct ApprovalPage {
     pub totals: Totals,
     pub rows: Vec<ReportRow>,
     pub notices: Vec<String>,
-    /// Four eyes: the preparer, the set to approve, the approval's standing.
-    pub approval: Option<crate::signoff::Facts>,
     /// The run's audit trail: (transaction id, time, action, from, to,
     /// reason) of every settlement by a statement, a status call, an
     /// operator or a re-send, and every override recorded.
     pub audit: Vec<[String; 6]>,
+    /// Four eyes: the preparer, the set to approve, the approval's standing.
+    pub approval: Option<crate::signoff::Facts>,
 }
 
 /// HTML-escapes text for element content and quoted attributes.
@@ -87,9 +84,9 @@ pub fn gather(store: &Store, run_id: i64) -> Result<Option<ApprovalPage>> {
         }
     }
     Ok(Some(ApprovalPage {
-        approval: crate::signoff::facts(store, run_id)?,
         totals: store.totals(run_id)?,
         audit: crate::signoff::audit_trail(store, run_id)?,
+        approval: crate::signoff::facts(store, run_id)?,
         run,
         counts,
         rows,
@@ -103,19 +100,59 @@ const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#111
 h1{font-size:1.5em;margin:0 0 .5em}h2{font-size:1.15em;margin:1.5em 0 .5em}\
 table{border-collapse:collapse;width:100%}th,td{border:1px solid #999;padding:.25em .5em;text-align:left}\
 th{background:#eee}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
-code{font-size:.9em;word-break:break-all}.notice{color:#8a4b00}.ok{color:#1d6b1d}\
+code{font-size:.9em;word-break:break-all}.notice{color:#8a4b00}.ok{color:#1d6b1d}td.r{overflow-wrap:anywhere}\
 .sign{margin-top:3em;display:flex;gap:4em}.sign div{border-top:1px solid #111;padding-top:.3em;width:14em}\
 @media print{body{margin:1cm;font-size:11px}thead{display:table-header-group}tr{page-break-inside:avoid}}";
+
+/// One part of the page, written into it in order.
+type Section = fn(&ApprovalPage, &mut String);
+
+/// The page's parts, top to bottom. A new part (a second approver's
+/// sign-off, the overrides a run was made with) is a function here and a
+/// line in this list; each part takes what it shows from the
+/// [`ApprovalPage`] (add a field there, filled by [`gather`]).
+const SECTIONS: &[Section] = &[
+    run_section,
+    approval_section,
+    totals_section,
+    notices_section,
+    beneficiaries_section,
+    audit_section,
+    sign_off_section,
+];
 
 /// The page as one HTML document.
 pub fn render(p: &ApprovalPage) -> String {
     let mut h = String::new();
-    let run = &p.run;
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>payrun run {id}: approval</title><style>{CSS}{BANNER}</style></head><body>\n\
-         <h1>Payroll run {id}: approval</h1>\n<table>\
+         <meta name=\"payrun-run\" content=\"{id}\">\
+         <title>payrun run {id}: approval</title><style>{CSS}{BANNER}</style></head><body>\n",
+        id = p.run.id,
+        BANNER = super::signoff_html::CSS,
+    );
+    for section in SECTIONS {
+        section(p, &mut h);
+    }
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// Four eyes: whether the run is approved, by whom, and what to approve
+/// (`signoff_html`).
+fn approval_section(p: &ApprovalPage, h: &mut String) {
+    if let Some(f) = &p.approval {
+        h.push_str(&super::signoff_html::section(f));
+    }
+}
+
+/// The run: its number, file, SHA-256, label, provider, rows and states.
+fn run_section(p: &ApprovalPage, h: &mut String) {
+    let run = &p.run;
+    let _ = write!(
+        h,
+        "<h1>Payroll run {id}: approval</h1>\n<table>\
          <tr><th>File</th><td><code>{file}</code></td></tr>\
          <tr><th>SHA-256</th><td><code>{sha}</code></td></tr>\
          <tr><th>Period</th><td>{period}</td></tr>\
@@ -125,7 +162,6 @@ pub fn render(p: &ApprovalPage) -> String {
          <tr><th>Rows</th><td>{rows} ({rejected} rejected)</td></tr>\
          <tr><th>States</th><td>{states}</td></tr></table>\n",
         id = run.id,
-        BANNER = super::signoff_html::CSS,
         file = escape(&run.file_path),
         sha = escape(&run.file_sha256),
         label = escape(&run.label),
@@ -146,9 +182,10 @@ pub fn render(p: &ApprovalPage) -> String {
                 .join(", ")
         ),
     );
-    if let Some(f) = &p.approval {
-        h.push_str(&super::signoff_html::section(f));
-    }
+}
+
+/// Count and total per currency, with the breakdown per state.
+fn totals_section(p: &ApprovalPage, h: &mut String) {
     h.push_str("<h2>Totals per currency</h2>\n<table><thead><tr><th>Currency</th><th>Payouts</th><th>Total</th><th>By state</th></tr></thead><tbody>\n");
     for (currency, states) in &p.totals {
         let count: u64 = states.values().map(|t| t.count).sum();
@@ -164,16 +201,25 @@ pub fn render(p: &ApprovalPage) -> String {
             b = escape(&by_state.join(", "))
         );
     }
-    h.push_str("</tbody></table>\n<h2>Notices</h2>\n");
+    h.push_str("</tbody></table>\n");
+}
+
+/// Rejected rows, unknown payouts, other runs of a file of the same name.
+fn notices_section(p: &ApprovalPage, h: &mut String) {
+    h.push_str("<h2>Notices</h2>\n");
     if p.notices.is_empty() {
         h.push_str("<p class=\"ok\">No notices: every row passed validation.</p>\n");
-    } else {
-        h.push_str("<ul>\n");
-        for n in &p.notices {
-            let _ = writeln!(h, "<li class=\"notice\">{}</li>", escape(n));
-        }
-        h.push_str("</ul>\n");
+        return;
     }
+    h.push_str("<ul>\n");
+    for n in &p.notices {
+        let _ = writeln!(h, "<li class=\"notice\">{}</li>", escape(n));
+    }
+    h.push_str("</ul>\n");
+}
+
+/// Every beneficiary: row, name, account, transaction id, amount, state.
+fn beneficiaries_section(p: &ApprovalPage, h: &mut String) {
     h.push_str("<h2>Beneficiaries</h2>\n<table><thead><tr><th>Row</th><th>Beneficiary</th><th>Account</th><th>Transaction id</th><th>Amount</th><th>State</th></tr></thead><tbody>\n");
     for r in &p.rows {
         let _ = writeln!(
@@ -189,16 +235,19 @@ pub fn render(p: &ApprovalPage) -> String {
         );
     }
     h.push_str("</tbody></table>\n");
-    audit_section(&mut h, &p.audit);
+}
+
+/// Lines for the approver: name, date, signature.
+fn sign_off_section(_: &ApprovalPage, h: &mut String) {
     h.push_str(
-        "<div class=\"sign\"><div>Approved by</div><div>Date</div><div>Signature</div></div>\n</body></html>\n",
+        "<div class=\"sign\"><div>Approved by</div><div>Date</div><div>Signature</div></div>\n",
     );
-    h
 }
 
 /// The audit section: every settlement (statement, status call, operator,
 /// re-send) and override of the run, in order, with its reason.
-fn audit_section(h: &mut String, audit: &[[String; 6]]) {
+fn audit_section(p: &ApprovalPage, h: &mut String) {
+    let audit = &p.audit;
     h.push_str("<h2>Audit trail</h2>\n");
     if audit.is_empty() {
         h.push_str(
@@ -210,7 +259,7 @@ fn audit_section(h: &mut String, audit: &[[String; 6]]) {
     for [tx, at, action, from, to, reason] in audit {
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td class=\"r\">{}</td></tr>",
             escape(at),
             escape(tx),
             escape(action),
@@ -283,7 +332,6 @@ mod tests {
                 executed_at: String::new(),
             }],
             notices: vec!["a <b>notice</b>".into()],
-            approval: None,
             audit: vec![[
                 "tx-1".into(),
                 "2026-06-02T10:00:00.000Z".into(),
@@ -292,6 +340,7 @@ mod tests {
                 "executed".into(),
                 "statement <releve>.csv (sha256 ab) line 4: Réussi".into(),
             ]],
+            approval: None,
         }
     }
 
@@ -309,7 +358,7 @@ mod tests {
         assert!(html.contains("ab12"));
         assert!(html.contains("<th>Period</th><td>2026-05</td>"), "{html}");
         assert!(
-            html.contains("<td>statement</td><td>unknown</td><td>executed</td><td>statement &lt;releve&gt;.csv (sha256 ab) line 4: Réussi</td>"),
+            html.contains("<td>statement</td><td>unknown</td><td>executed</td><td class=\"r\">statement &lt;releve&gt;.csv (sha256 ab) line 4: Réussi</td>"),
             "{html}"
         );
     }

@@ -14,10 +14,14 @@ pub mod signoff_html;
 pub mod style;
 pub mod xlsx;
 
+// Every output is written through the one atomic writer (temporary file,
+// sync, rename; the old file's permissions kept); kept here under its old
+// name for the report's siblings.
 use crate::output::safe_cell;
+pub(crate) use crate::output::write_atomically;
 use crate::payout::State;
 use crate::store::{ReportRow, ReportTarget, SKIPPED, Store, Totals};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 pub use style::ReportStyle;
@@ -200,11 +204,25 @@ pub fn write_and_record(
 
 /// Writes the recorded report of `run_id` again, in its recorded style.
 /// `None` when the run has no recorded report (runs from before payrun
-/// recorded it, or never reported).
-pub fn rewrite_recorded(store: &Store, run_id: i64) -> Result<Option<PathBuf>> {
+/// recorded it, or never reported). The recorded path (and its summary)
+/// is checked first against `inputs` and the run's payroll, as any
+/// output is: the file there may have changed since.
+pub fn rewrite_recorded(
+    store: &Store,
+    run_id: i64,
+    inputs: &guard::Files,
+) -> Result<Option<PathBuf>> {
     let Some(t) = store.report_target(run_id)? else {
         return Ok(None);
     };
+    let mut files = inputs.clone();
+    if let Some(run) = store.run(run_id)? {
+        files.input("payroll", Path::new(&run.file_path));
+    }
+    files
+        .output("report", &t.path)
+        .output("summary", &summary_path(&t.path))
+        .check()?;
     let style = ReportStyle {
         delimiter: t.delimiter,
         bom: t.bom,
@@ -259,58 +277,9 @@ fn write_csv_report(
     })
 }
 
-/// Writes `path` through `PATH.tmp`, fsynced and renamed into place.
-pub(crate) fn write_atomically(
-    path: &Path,
-    f: impl FnOnce(&mut std::fs::File) -> Result<()>,
-) -> Result<()> {
-    let tmp = temp_beside(path);
-    let mut file =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    f(&mut file).with_context(|| format!("cannot write {}", tmp.display()))?;
-    file.flush()?;
-    file.sync_all()
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    drop(file);
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
-}
-
-/// A temporary file name beside `path`, unique to this process and call:
-/// several workers of a shared run may write the same report at once, and
-/// each must rename its own whole file, never one another wrote into.
-pub(crate) fn temp_beside(path: &Path) -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".{}-{n}.tmp", std::process::id()));
-    PathBuf::from(tmp)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn writers_at_once_each_rename_a_whole_file_of_their_own() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("report.csv");
-        std::thread::scope(|s| {
-            for t in 0..8u8 {
-                let path = &path;
-                s.spawn(move || {
-                    for _ in 0..20 {
-                        write_atomically(path, |f| Ok(f.write_all(&[b'a' + t; 4096])?)).unwrap();
-                    }
-                });
-            }
-        });
-        let text = std::fs::read(&path).unwrap();
-        assert_eq!(text.len(), 4096);
-        assert!(text.iter().all(|&b| b == text[0]));
-        // No temporary file left behind.
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-    }
 
     #[test]
     fn summary_path_is_beside_the_report() {

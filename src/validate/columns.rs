@@ -201,11 +201,7 @@ const SHOWN_HEADERS: usize = 30;
 
 /// A header as quoted in messages: at most [`SHOWN_HEADER_CHARS`].
 pub fn excerpt(header: &str) -> String {
-    let mut shown: String = header.chars().take(SHOWN_HEADER_CHARS).collect();
-    if header.chars().count() > SHOWN_HEADER_CHARS {
-        shown.push('…');
-    }
-    format!("{shown:?}")
+    crate::output::shown_at_most(header, SHOWN_HEADER_CHARS)
 }
 
 /// Headers as quoted in messages: at most [`SHOWN_HEADERS`] excerpts.

@@ -21,16 +21,13 @@ pub const MAX_TEXT_LEN: usize = 255;
 /// Longest e-mail address (RFC 5321 path limit).
 pub const MAX_EMAIL_LEN: usize = 254;
 
-/// Removes surrounding spaces and the `'` that `rejected.csv` and the
-/// reports put before a cell starting with `=`, `+`, `-`, `@`, tab or CR
-/// (formula-injection guard), so a fixed rejected file can be re-submitted
-/// as it is.
+/// Removes surrounding spaces. Nothing else: a `'` is part of the cell as
+/// written. (The formula guard of the files payrun wrote — `failed.csv`,
+/// `rejected.csv` — is undone when they are read, `input::guarded`, and
+/// only there: in any other file a leading `'` stays, and an account or id
+/// that starts with one is refused rather than read as another.)
 pub fn clean(raw: &str) -> &str {
-    let unescaped = match raw.strip_prefix('\'') {
-        Some(rest) if rest.starts_with(['=', '+', '-', '@', '\t', '\r']) => rest,
-        _ => raw,
-    };
-    unescaped.trim()
+    raw.trim()
 }
 
 /// A free-text field: at most `max` characters, no control characters
@@ -65,6 +62,15 @@ pub fn required_text(value: &str, max: usize, what: &str) -> Result<(), String> 
 pub fn identifier(value: &str, what: &str) -> Result<(), String> {
     if value.is_empty() {
         return Err(format!("{what} is required: fill it in"));
+    }
+    // A spreadsheet's text marker (or payrun's own formula guard, which a
+    // file payrun wrote is read without): never part of an account or an
+    // id, and read as one it would silently name another.
+    if value.starts_with('\'') {
+        return Err(format!(
+            "{what} starts with ', a spreadsheet program's text marker, not part of an \
+             identifier: remove the ' (payrun reads its own failed.csv and rejected.csv without it)"
+        ));
     }
     if let Some(c) = value.chars().find(|c| !c.is_ascii_graphic()) {
         let shown = if c == ' ' {
@@ -229,11 +235,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clean_removes_spaces_and_injection_escape() {
+    fn clean_removes_spaces_only() {
         assert_eq!(clean("  Awa  "), "Awa");
-        assert_eq!(clean("'+2250701020304"), "+2250701020304");
-        assert_eq!(clean("'=1+1"), "=1+1");
-        // An apostrophe that is part of the text stays.
+        // A `'` is the cell's, wherever it is.
+        assert_eq!(clean("'+2250701020304"), "'+2250701020304");
+        assert_eq!(clean("'=1+1"), "'=1+1");
         assert_eq!(clean("'Ndiaye"), "'Ndiaye");
         assert_eq!(clean("O'Brien"), "O'Brien");
     }
@@ -283,6 +289,9 @@ mod tests {
                 .contains("65 characters")
         );
         assert!(identifier(&"x".repeat(64), "transaction_id").is_ok());
+        let e = identifier("'+2250700000001", "account_id").unwrap_err();
+        assert!(e.starts_with("account_id starts with '"), "{e}");
+        assert!(identifier("pay'1", "transaction_id").is_ok());
     }
 
     #[test]

@@ -73,14 +73,14 @@ impl fmt::Display for FieldError {
         if self.column.is_empty() {
             return write!(f, "row {}: {}", self.row, self.message);
         }
-        let mut shown: String = self.value.chars().take(SHOWN_VALUE_CHARS).collect();
-        if self.value.chars().count() > SHOWN_VALUE_CHARS {
-            shown.push('…');
-        }
+        // As a person reads it: `"496 611"`, never `"496\u{a0}611"`.
         write!(
             f,
-            "row {}, column {}, value {:?}: {}",
-            self.row, self.column, shown, self.message
+            "row {}, column {}, value {}: {}",
+            self.row,
+            self.column,
+            crate::output::shown_at_most(&self.value, SHOWN_VALUE_CHARS),
+            self.message
         )
     }
 }
@@ -374,39 +374,36 @@ pub fn scan(
 }
 
 /// Writes `rejected.csv`: the header and the rejected rows as they came in,
-/// plus a `reasons` column, each cell made safe to open in a spreadsheet
-/// program. Written to a temporary name and renamed at the end, so a failed
-/// scan never leaves a half-written file that looks complete.
+/// plus a `reasons` column, each cell through the formula guard (undone
+/// when payrun reads the file back, `output::written_by_payrun`). Written
+/// whole or not at all (`output::AtomicFile`): a failed scan never leaves
+/// a half-written file that looks complete, nor a temporary one.
 struct RejectedWriter {
     writer: csv::Writer<std::io::BufWriter<std::fs::File>>,
-    partial: PathBuf,
-    dest: PathBuf,
-    done: bool,
+    pending: crate::output::AtomicFile,
 }
 
 impl RejectedWriter {
     fn create(dest: &Path, header: &RawRow, delimiter: u8) -> Result<RejectedWriter> {
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "rejected.csv".into());
-        let partial = dest.with_file_name(format!(".{name}.partial"));
-        let file = std::fs::File::create(&partial)
-            .with_context(|| format!("cannot create {}", partial.display()))?;
+        let pending = crate::output::AtomicFile::create(dest)?;
+        let file = pending
+            .file()
+            .try_clone()
+            .with_context(|| format!("cannot create {}", pending.temp_path().display()))?;
         let mut w = RejectedWriter {
             writer: csv::WriterBuilder::new()
                 .delimiter(delimiter)
                 .flexible(true)
                 .from_writer(std::io::BufWriter::new(file)),
-            partial,
-            dest: dest.to_owned(),
-            done: false,
+            pending,
         };
         let cells: Vec<String> = header
             .fields
             .iter()
             .map(|c| safe_cell(c).into_owned())
-            .chain(std::iter::once("reasons".to_owned()))
+            .chain(std::iter::once(
+                crate::output::REJECTED_REASONS_COLUMN.to_owned(),
+            ))
             .collect();
         w.write_cells(&cells)?;
         Ok(w)
@@ -431,24 +428,40 @@ impl RejectedWriter {
     fn write_cells(&mut self, cells: &[String]) -> Result<()> {
         self.writer
             .write_record(cells)
-            .with_context(|| format!("cannot write {}", self.partial.display()))
+            .with_context(|| format!("cannot write {}", self.pending.temp_path().display()))
     }
 
     fn finish(mut self) -> Result<()> {
         self.writer
             .flush()
-            .with_context(|| format!("cannot write {}", self.partial.display()))?;
-        std::fs::rename(&self.partial, &self.dest)
-            .with_context(|| format!("cannot write {}", self.dest.display()))?;
-        self.done = true;
-        Ok(())
+            .with_context(|| format!("cannot write {}", self.pending.temp_path().display()))?;
+        drop(self.writer);
+        self.pending.commit()
     }
 }
 
-impl Drop for RejectedWriter {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = std::fs::remove_file(&self.partial);
-        }
+#[cfg(test)]
+mod tests {
+    use super::FieldError;
+
+    /// A refused value is quoted as the person sees it in the sheet: a
+    /// no-break space is a space, never `\u{a0}`.
+    #[test]
+    fn a_value_is_shown_as_a_person_reads_it() {
+        let e = FieldError {
+            row: 4,
+            column: "Montant".into(),
+            value: "496\u{a0}611".into(),
+            message: "…".into(),
+        };
+        assert_eq!(e.to_string(), "row 4, column Montant, value \"496 611\": …");
+        let long = FieldError {
+            value: "x".repeat(100),
+            ..e
+        };
+        assert!(
+            long.to_string()
+                .contains(&format!("\"{}…\"", "x".repeat(60)))
+        );
     }
 }

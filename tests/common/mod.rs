@@ -115,6 +115,16 @@ impl Work {
     }
     /// `payrun run FILE` against `base_url` with the test key.
     pub fn run_cmd(&self, file: &Path, base_url: &str, extra: &[&str]) -> Command {
+        self.run_cmd_to(file, base_url, &self.report(), extra)
+    }
+    /// [`Work::run_cmd`] with the report written to `report`.
+    pub fn run_cmd_to(
+        &self,
+        file: &Path,
+        base_url: &str,
+        report: &Path,
+        extra: &[&str],
+    ) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_payrun"));
         cmd.current_dir(self.dir.path())
             .env("PAYRUN_API_KEY", KEY)
@@ -129,7 +139,7 @@ impl Work {
             .arg("--db")
             .arg(self.db())
             .arg("--report")
-            .arg(self.report())
+            .arg(report)
             .arg("--quiet")
             .args(extra);
         cmd
@@ -167,9 +177,58 @@ impl Work {
             .unwrap();
         assert_eq!(code(&out), 0, "{}", text(&out));
     }
+    /// The approval file (`html` or `csv`) of the latest run that wrote
+    /// one here: `approval-run-N.EXT` with the largest N.
+    pub fn latest_approval(&self, ext: &str) -> PathBuf {
+        let suffix = format!(".{ext}");
+        let n = std::fs::read_dir(self.dir.path())
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().to_string_lossy().into_owned();
+                name.strip_prefix("approval-run-")?
+                    .strip_suffix(suffix.as_str())?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .max()
+            .expect("an approval file");
+        self.path(&format!("approval-run-{n}{suffix}"))
+    }
     pub fn report_rows(&self) -> Vec<csv::StringRecord> {
         read_csv(&self.report())
     }
+}
+
+/// `payrun reconcile --db DB ARGS` in the work folder.
+pub fn reconcile(w: &Work, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env("PAYRUN_API_KEY", KEY)
+        .env("XDG_DATA_HOME", w.path("data"))
+        .env_remove("RUST_LOG")
+        .arg("reconcile")
+        .arg("--db")
+        .arg(w.db())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The sandbox's statement as its back office exports it
+/// (`/_sandbox/statement?format=csv` and `query`, e.g. `&lang=fr`).
+pub fn sandbox_statement(sb: &Sandbox, query: &str) -> String {
+    let url = format!("{}/_sandbox/statement?format=csv{query}", sb.base_url());
+    sb.rt.block_on(async {
+        reqwest::Client::new()
+            .get(url)
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    })
 }
 
 pub fn read_csv(path: &Path) -> Vec<csv::StringRecord> {

@@ -150,7 +150,7 @@ pub fn command(
         left,
         polled.not_asked.len()
     )?;
-    rewrite_reports(store, runs);
+    rewrite_reports(store, runs, &super::inputs(args, db)?);
     match &polled.ended {
         Some(e @ (Ended::NoRoute(_) | Ended::Refused(_))) => bail!("{e}"),
         Some(Ended::Stopped) => {

@@ -10,7 +10,7 @@ use crate::exit::Exit;
 use crate::output::safe_cell;
 use crate::reconcile::statement::{Day, date};
 use crate::reconcile::{Asked, Closed, Reach, money};
-use crate::store::Store;
+use crate::store::{Db, Store};
 use anyhow::Result;
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -22,13 +22,35 @@ pub fn day(text: &str) -> Result<Day, String> {
         .ok_or_else(|| format!("`{text}` is not a day: write it as 2026-11-30 or 30/11/2026"))
 }
 
+/// Matches, settles and writes the reconciliation and its summary, which
+/// are never the statement, the database, the config or a payroll of the
+/// runs it may speak about (checked before anything is settled).
 pub fn command(
     args: &ReconcileArgs,
+    db: &Db,
     store: &mut Store,
     path: &Path,
     out: &mut impl Write,
 ) -> Result<Exit> {
     let cfg = Config::load(args.config.as_deref())?;
+    let mut files = super::inputs(args, db)?;
+    files.input("statement", path);
+    for run in store.runs()? {
+        if args.run.is_none_or(|r| r == run.id) {
+            files.input(
+                &format!("payroll of run {}", run.id),
+                Path::new(&run.file_path),
+            );
+        }
+    }
+    files
+        .output("reconciliation", &args.output)
+        .output(
+            "reconciliation summary",
+            &crate::report::summary_path(&args.output),
+        )
+        .check()?;
+    let inputs = files;
     let spec = cfg.statement.clone().unwrap_or_default();
     let asked = Asked {
         provider: spec.provider.clone().or(args.base_url.clone()),
@@ -92,7 +114,7 @@ pub fn command(
         closed.statement_sha256
     )?;
     let runs: BTreeSet<i64> = closed.settled.iter().map(|s| s.run_id).collect();
-    rewrite_reports(store, runs);
+    rewrite_reports(store, runs, &inputs);
     Ok(Exit::complete_if(closed.discrepancies == 0))
 }
 

@@ -53,12 +53,13 @@ pub(super) fn read_lines(
         };
         let id = at.cell(&raw.fields, Column::TransactionId);
         let word = at.cell(&raw.fields, Column::Status);
-        let labelled = raw.fields.iter().any(|c| how.voc.is_total_label(c));
+        // Every cell is looked at only for a row that may be a footer.
+        let labelled = || raw.fields.iter().any(|c| how.voc.is_total_label(c));
         if id.is_empty()
             || how.voc.is_total_label(id)
-            || (labelled && how.voc.status(word).is_none())
+            || (how.voc.status(word).is_none() && labelled())
         {
-            footer(&raw, at, &place, labelled, how, &mut sums, st);
+            footer(&raw, at, &place, labelled(), how, &mut sums, st);
             continue;
         }
         for c in Column::ALL {
