@@ -214,6 +214,57 @@ fn summary_and_report_never_write_over_an_input() {
     assert_eq!([sha256(&file), sha256(&w.db()), sha256(&config)], before);
 }
 
+/// A run started with a relative path records it as given; from another
+/// folder, `summary --html`, `report --out` and `reconcile --output`
+/// still know that file as the run's payroll (by its bytes) and refuse it.
+#[test]
+fn the_payroll_is_known_from_another_folder() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    std::fs::create_dir(w.path("may")).unwrap();
+    let file = w.write("may/pay.csv", &payroll(2, account));
+    let db = w.db().display().to_string();
+    let out = w
+        .run_cmd_to(
+            Path::new("pay.csv"),
+            &sb.base_url(),
+            Path::new("report.csv"),
+            &[],
+        )
+        .current_dir(w.path("may"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let statement = w.write(
+        "statement.csv",
+        "transaction_id,amount,currency,status\nx,1,XOF,SUCCESS\n",
+    );
+    let before = [sha256(&file), sha256(&statement)];
+    for args in [
+        vec!["summary", "1", "--html", "may/pay.csv"],
+        vec!["report", "--out", "may/pay.csv"],
+        vec![
+            "reconcile",
+            "--statement",
+            "statement.csv",
+            "--output",
+            "may/pay.csv",
+        ],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--db", &db]);
+        let out = payrun(w.dir.path(), &args);
+        refused(&out, "it is the payroll of run 1 (pay.csv, the same bytes)");
+    }
+    assert_eq!([sha256(&file), sha256(&statement)], before);
+    // Another file of that folder is written as asked.
+    let out = payrun(
+        w.dir.path(),
+        &["summary", "1", "--html", "may/page.html", "--db", &db],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+}
+
 /// `reconcile --statement reconciliation.csv` (the default `--output`)
 /// and `--output` naming the database are refused before anything is
 /// settled or written.

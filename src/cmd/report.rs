@@ -47,11 +47,9 @@ pub fn command(args: ReportArgs) -> Result<Exit> {
             .latest_run()?
             .with_context(|| format!("no runs in {db}"))?,
     };
-    // The run's payroll too, now that the run is known (its path as
-    // recorded, from where the run was started).
-    files
-        .input("payroll", std::path::Path::new(&run.file_path))
-        .check()?;
+    // The run's payroll too, now that the run is known (by its path as
+    // recorded, and by its bytes from any folder).
+    files.payroll_of(&run).check()?;
     // The run's recorded conventions (delimiter, BOM, language), if any.
     let style = match store.report_target(run.id)? {
         Some(t) => crate::report::ReportStyle {

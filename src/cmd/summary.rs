@@ -52,12 +52,10 @@ pub fn command(args: SummaryArgs) -> Result<Exit> {
         }
     };
     let page = html::gather(&store, run)?.with_context(|| format!("no run {run} in {db}"))?;
-    // The run's payroll too, now that the run is known (its path as
-    // recorded, from where the run was started).
+    // The run's payroll too, now that the run is known (by its path as
+    // recorded, and by its bytes from any folder).
     if args.html.is_some() {
-        files
-            .input("payroll", std::path::Path::new(&page.run.file_path))
-            .check()?;
+        files.payroll_of(&page.run).check()?;
     }
     let mut out = std::io::stdout().lock();
     writeln!(

@@ -10,7 +10,10 @@
 //! Two paths are one file when they reach the same device and inode
 //! (whatever the spelling: `./payroll.csv`, an absolute path, a symlink, a
 //! hard link); a path not written yet is compared by its canonical place
-//! (its folder resolved, its name joined).
+//! (its folder resolved, its name joined). A run's payroll is also known
+//! by its bytes: its path is recorded as it was given, relative to where
+//! the run started, so a later command started elsewhere recognises it by
+//! the SHA-256 the run recorded (`Files::payroll_of`).
 
 use std::path::{Path, PathBuf};
 
@@ -56,6 +59,8 @@ pub struct Files {
     /// (role, path as given, path compared)
     inputs: Vec<(String, PathBuf, PathBuf)>,
     outputs: Vec<(String, PathBuf)>,
+    /// (role, path as recorded, SHA-256 in hex): inputs known by content.
+    digests: Vec<(String, String, String)>,
 }
 
 impl Files {
@@ -116,6 +121,20 @@ impl Files {
         self
     }
 
+    /// The payroll of a recorded run: by its path as recorded (relative
+    /// to where the run started) and by its bytes, wherever it is now, so
+    /// a command started from another folder still knows it.
+    pub fn payroll_of(&mut self, run: &crate::store::RunInfo) -> &mut Files {
+        let role = format!("payroll of run {}", run.id);
+        self.input(&role, Path::new(&run.file_path));
+        self.digests.push((
+            role,
+            run.file_path.clone(),
+            run.file_sha256.to_ascii_lowercase(),
+        ));
+        self
+    }
+
     /// A file the command writes.
     pub fn output(&mut self, role: &str, path: &Path) -> &mut Files {
         self.outputs.push((role.to_string(), path.to_path_buf()));
@@ -140,6 +159,21 @@ impl Files {
                 }
             }
         }
+        if !self.digests.is_empty() {
+            for (out_role, out) in &self.outputs {
+                let Some(digest) = sha256_of_file(out) else {
+                    continue;
+                };
+                if let Some((role, shown, _)) = self.digests.iter().find(|d| d.2 == digest) {
+                    return Err(Refused::Overwrite {
+                        output_role: out_role.clone(),
+                        output: out.display().to_string(),
+                        input_role: role.clone(),
+                        input: format!("{shown}, the same bytes"),
+                    });
+                }
+            }
+        }
         for (i, (first, a)) in self.outputs.iter().enumerate() {
             for (second, b) in &self.outputs[i + 1..] {
                 if same_file(a, b) {
@@ -153,6 +187,19 @@ impl Files {
         }
         Ok(())
     }
+}
+
+/// The SHA-256 (hex) of the regular file at `path`, or `None` when there
+/// is none to read (a file not written yet).
+fn sha256_of_file(path: &Path) -> Option<String> {
+    use sha2::Digest;
+    let mut file = std::fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut hasher = sha2::Sha256::new();
+    std::io::copy(&mut file, &mut hasher).ok()?;
+    Some(hex::encode(hasher.finalize()))
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {

@@ -217,7 +217,7 @@ pub fn rewrite_recorded(
     };
     let mut files = inputs.clone();
     if let Some(run) = store.run(run_id)? {
-        files.input("payroll", Path::new(&run.file_path));
+        files.payroll_of(&run);
     }
     files
         .output("report", &t.path)

@@ -37,10 +37,7 @@ pub fn command(
     files.input("statement", path);
     for run in store.runs()? {
         if args.run.is_none_or(|r| r == run.id) {
-            files.input(
-                &format!("payroll of run {}", run.id),
-                Path::new(&run.file_path),
-            );
+            files.payroll_of(&run);
         }
     }
     files

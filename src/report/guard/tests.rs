@@ -130,3 +130,48 @@ fn an_output_that_cannot_be_written_is_refused() {
     assert!(ok.check().is_ok());
     assert!(!dir.path().join("report.csv").exists());
 }
+
+/// A run's payroll is known by its recorded path and by its bytes: a copy
+/// or the same file reached from another folder is refused; a file with
+/// other bytes, or one not written yet, is not.
+#[test]
+fn a_runs_payroll_is_known_by_its_bytes() {
+    use sha2::Digest;
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("may");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let payroll = elsewhere.join("pay.csv");
+    std::fs::write(&payroll, "a,b\n1,2\n").unwrap();
+    let run = crate::store::RunInfo {
+        id: 4,
+        identity: String::new(),
+        file_sha256: hex::encode(sha2::Sha256::digest(b"a,b\n1,2\n")).to_uppercase(),
+        label: String::new(),
+        file_path: "pay.csv".into(),
+        provider: String::new(),
+        rows_total: 1,
+        rows_rejected: 0,
+        created_at: String::new(),
+        finished_at: None,
+        period: String::new(),
+        sheet: String::new(),
+        id_scheme: 3,
+    };
+    let check = |out: &Path| {
+        let mut f = Files::new();
+        f.payroll_of(&run).output("approval page", out);
+        f.check()
+    };
+    let err = check(&payroll).unwrap_err();
+    assert!(
+        matches!(&err, Refused::Overwrite { input_role, input, .. }
+            if input_role == "payroll of run 4" && input == "pay.csv, the same bytes"),
+        "{err}"
+    );
+    let copy = dir.path().join("copy.csv");
+    std::fs::copy(&payroll, &copy).unwrap();
+    assert!(check(&copy).is_err());
+    std::fs::write(&copy, "a,b\n1,3\n").unwrap();
+    assert!(check(&copy).is_ok());
+    assert!(check(&dir.path().join("new.html")).is_ok());
+}
