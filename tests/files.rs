@@ -279,11 +279,23 @@ fn reconcile_never_writes_over_the_statement_or_the_database() {
         "transaction_id,amount,currency,status\nx,1,XOF,SUCCESS\n",
     );
     let db = w.db().display().to_string();
-    let before = [sha256(&statement), sha256(&w.db()), sha256(&file)];
+    let kept = |w: &Work| {
+        [
+            sha256(&statement),
+            sha256(&w.db()),
+            sha256(&file),
+            sha256(&w.report()),
+        ]
+    };
+    let before = kept(&w);
     for (output, what) in [
         ("reconciliation.csv", "it is the statement"),
         (db.as_str(), "it is the database"),
         ("payroll.csv", "it is the payroll of run 1"),
+        // Written again once payouts settle: the reconciliation would be
+        // replaced by it.
+        ("report.csv", "it is the report of run 1"),
+        ("report.csv.summary.csv", "it is the report of run 1"),
     ] {
         let out = payrun(
             w.dir.path(),
@@ -311,7 +323,7 @@ fn reconcile_never_writes_over_the_statement_or_the_database() {
         ],
     );
     refused(&out, "it is the statement");
-    assert_eq!([sha256(&statement), sha256(&w.db()), sha256(&file)], before);
+    assert_eq!(kept(&w), before);
 }
 
 /// A directory as `--report` fails before anything is paid: exit 1, no

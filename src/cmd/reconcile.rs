@@ -177,6 +177,24 @@ fn inputs(args: &ReconcileArgs, db: &crate::store::Db) -> Result<Files> {
     Ok(files)
 }
 
+/// `files` with the recorded reports (and summaries) of the runs in scope
+/// as files the command keeps: it writes them again after settling, so a
+/// reconciliation written over one would be lost, or replace it.
+fn with_reports(store: &Store, run: Option<i64>, files: &Files) -> Result<Files> {
+    let mut files = files.clone();
+    for r in store.runs()? {
+        if run.is_none_or(|id| id == r.id)
+            && let Some(t) = store.report_target(r.id)?
+        {
+            let role = format!("report of run {}", r.id);
+            files
+                .input(&role, &t.path)
+                .input(&role, &crate::report::summary_path(&t.path));
+        }
+    }
+    Ok(files)
+}
+
 /// Lists every payout that is not final (and every unknown one), with what
 /// can be done for it. Exit 3 when there is any.
 fn list_open(store: &Store, run: Option<i64>, out: &mut impl Write) -> Result<Exit> {

@@ -1,6 +1,8 @@
-//! The API key file (`api_key_file`): one line of at most
-//! [`MAX_KEY_FILE_BYTES`], read from a regular file — never a device
-//! (`/dev/zero` would grow memory without end), a pipe or a directory.
+//! The API key file (`api_key_file`), and any other file payrun reads a
+//! secret from ([`read_secret`], with the [`Secret`] it holds): one line
+//! of at most [`MAX_KEY_FILE_BYTES`], read from a regular file — never a
+//! device (`/dev/zero` would grow memory without end), a pipe (opened
+//! without waiting for a writer, then refused) or a directory.
 //! Who may write it matters as much as who may read it: a file owned by
 //! another ordinary user is refused (they would choose the key payrun
 //! sends); one readable by the group or others is read with a warning
@@ -17,6 +19,27 @@ use std::path::Path;
 /// hundred characters; 4 KiB leaves room for any, and no more is read.
 pub const MAX_KEY_FILE_BYTES: usize = 4096;
 
+/// What a secret file holds, as messages name it.
+#[derive(Debug, Clone, Copy)]
+pub struct Secret {
+    /// "API key file": the file, in messages.
+    pub file: &'static str,
+    /// "api_key_file": the setting that names it.
+    pub setting: &'static str,
+    /// "the key": what its first line holds.
+    pub what: &'static str,
+    /// "PAYRUN_API_KEY": the environment variable that can hold it instead.
+    pub env: &'static str,
+}
+
+/// The API key file.
+pub const API_KEY: Secret = Secret {
+    file: "API key file",
+    setting: "api_key_file",
+    what: "the key",
+    env: "PAYRUN_API_KEY",
+};
+
 /// A key read from a file, with what the operator should hear about it.
 #[derive(Debug)]
 pub struct KeyFile {
@@ -27,47 +50,66 @@ pub struct KeyFile {
 
 /// Reads the key from `path` (see the module's rules).
 pub fn read(path: &Path) -> Result<KeyFile> {
+    read_secret(path, API_KEY)
+}
+
+/// Reads the secret `s` from the first line of `path` (see the module's
+/// rules); the warning, when the group or others may read it.
+pub fn read_secret(path: &Path, s: Secret) -> Result<KeyFile> {
+    let Secret {
+        file: name,
+        setting,
+        what,
+        ..
+    } = s;
     let shown = path.display();
     let meta =
-        std::fs::metadata(path).with_context(|| format!("cannot read the API key file {shown}"))?;
+        std::fs::metadata(path).with_context(|| format!("cannot read the {name} {shown}"))?;
     if !meta.is_file() {
         bail!(
-            "the API key file {shown} is not a regular file ({}); point `api_key_file` at a file \
-             holding the key on its first line",
+            "the {name} {shown} is not a regular file ({}); point `{setting}` at a file \
+             holding {what} on its first line",
             kind(&meta)
         );
     }
-    let warning = access(path, &meta)?;
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot read the API key file {shown}"))?;
+    let warning = access(path, &meta, s)?;
+    // Without waiting: a pipe put there since the look would block the
+    // open until someone writes to it; it is refused just below.
+    let mut options = std::fs::File::options();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options
+        .open(path)
+        .with_context(|| format!("cannot read the {name} {shown}"))?;
     // The file opened may not be the one looked at (replaced meanwhile).
     let opened = file
         .metadata()
-        .with_context(|| format!("cannot read the API key file {shown}"))?;
+        .with_context(|| format!("cannot read the {name} {shown}"))?;
     if !opened.is_file() {
         bail!(
-            "the API key file {shown} is not a regular file ({})",
+            "the {name} {shown} is not a regular file ({})",
             kind(&opened)
         );
     }
     let mut head = Vec::with_capacity(256);
     file.take(MAX_KEY_FILE_BYTES as u64 + 1)
         .read_to_end(&mut head)
-        .with_context(|| format!("cannot read the API key file {shown}"))?;
+        .with_context(|| format!("cannot read the {name} {shown}"))?;
     let line = match head.iter().position(|&b| b == b'\n') {
         Some(end) => &head[..end],
         None if head.len() > MAX_KEY_FILE_BYTES => bail!(
-            "the first line of the API key file {shown} is longer than {MAX_KEY_FILE_BYTES} bytes: \
-             it does not hold a key; put the key alone on the first line"
+            "the first line of the {name} {shown} is longer than {MAX_KEY_FILE_BYTES} bytes: \
+             it does not hold {what}; put {what} alone on the first line"
         ),
         None => &head[..],
     };
     let Ok(line) = std::str::from_utf8(line) else {
-        bail!("the API key file {shown} does not hold text; put the key alone on its first line");
+        bail!("the {name} {shown} does not hold text; put {what} alone on its first line");
     };
     let key = line.trim();
     if key.is_empty() {
-        bail!("the API key file {shown} is empty");
+        bail!("the {name} {shown} is empty");
     }
     Ok(KeyFile {
         key: SecretString::from(key.to_string()),
@@ -99,24 +141,28 @@ fn kind(meta: &std::fs::Metadata) -> &'static str {
 /// Refuses a key file another ordinary user owns; a warning when the
 /// group or others may read it.
 #[cfg(unix)]
-fn access(path: &Path, meta: &std::fs::Metadata) -> Result<Option<String>> {
+fn access(path: &Path, meta: &std::fs::Metadata, s: Secret) -> Result<Option<String>> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
     let owner = meta.uid();
     if owner != me && owner != 0 {
         bail!(
-            "the API key file {} belongs to user {owner}, not to you (user {me}) nor to root: \
-             whoever owns it chooses the key payrun sends. Make it yours (`chown`, then \
-             `chmod 600`), or set PAYRUN_API_KEY",
-            path.display()
+            "the {} {} belongs to user {owner}, not to you (user {me}) nor to root: \
+             whoever owns it chooses {} payrun uses. Make it yours (`chown`, then \
+             `chmod 600`), or set {}",
+            s.file,
+            path.display(),
+            s.what,
+            s.env
         );
     }
     let mode = meta.mode() & 0o777;
     Ok((mode & 0o077 != 0).then(|| {
         format!(
-            "the API key file {} can be read by {} (mode {mode:03o}): run `chmod 600 {}` \
+            "the {} {} can be read by {} (mode {mode:03o}): run `chmod 600 {}` \
              (for a secret mounted by a container platform, set its mode to 0400 or 0600 there)",
+            s.file,
             path.display(),
             if mode & 0o007 != 0 {
                 "every user of this machine"
@@ -129,7 +175,7 @@ fn access(path: &Path, meta: &std::fs::Metadata) -> Result<Option<String>> {
 }
 
 #[cfg(not(unix))]
-fn access(_: &Path, _: &std::fs::Metadata) -> Result<Option<String>> {
+fn access(_: &Path, _: &std::fs::Metadata, _: Secret) -> Result<Option<String>> {
     Ok(None)
 }
 
@@ -188,6 +234,29 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("does not hold text")
+        );
+    }
+
+    /// Another secret file (a database password's) is read by the same
+    /// rules, its messages naming it and its setting.
+    #[test]
+    fn another_secret_file_names_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let pw = Secret {
+            file: "database password file",
+            setting: "database_password_file",
+            what: "the password",
+            env: "PGPASSWORD",
+        };
+        let p = write(dir.path(), "pw", b"s3cret\n", 0o644);
+        let k = read_secret(&p, pw).unwrap();
+        assert_eq!(k.key.expose_secret(), "s3cret");
+        let w = k.warning.unwrap();
+        assert!(w.starts_with("the database password file"), "{w}");
+        let e = read_secret(dir.path(), pw).unwrap_err().to_string();
+        assert!(
+            e.contains("point `database_password_file` at a file holding the password"),
+            "{e}"
         );
     }
 

@@ -40,13 +40,11 @@ pub fn command(
             files.payroll_of(&run);
         }
     }
-    files
-        .output("reconciliation", &args.output)
-        .output(
-            "reconciliation summary",
-            &crate::report::summary_path(&args.output),
-        )
-        .check()?;
+    files.output("reconciliation", &args.output).output(
+        "reconciliation summary",
+        &crate::report::summary_path(&args.output),
+    );
+    super::with_reports(store, args.run, &files)?.check()?;
     let inputs = files;
     let spec = cfg.statement.clone().unwrap_or_default();
     let asked = Asked {
