@@ -82,6 +82,39 @@ fn a_payroll_named_failed_csv_is_never_overwritten_nor_removed() {
     assert_eq!(sha256(&file), before, "a clean run removes no payroll");
 }
 
+/// A payroll named `rejected.csv` (where the run would write its rejected
+/// rows), and a workbook given as its own `--report`: refused before
+/// anything, unchanged, nothing sent.
+#[test]
+fn a_payroll_named_rejected_csv_or_the_report_is_never_overwritten() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let bad = format!("{HEADER}\n+2250700000002,-5,XOF,momo,May,Yao,Kouame\n");
+    let file = w.write(
+        "rejected.csv",
+        &format!("{}{}", payroll(1, account), &bad[HEADER.len() + 1..]),
+    );
+    let before = sha256(&file);
+    let out = run_to(&w, &file, &sb.base_url(), "report.csv", &[])
+        .output()
+        .unwrap();
+    refused(&out, "refusing to write the rejected rows to");
+    assert!(text(&out).contains("it is the payroll"), "{}", text(&out));
+    assert_eq!(sha256(&file), before);
+    let book = w.path("pay.xlsx");
+    let mut wb = rust_xlsxwriter::Workbook::new();
+    wb.add_worksheet().write_string(0, 0, "account_id").unwrap();
+    wb.save(&book).unwrap();
+    let before = sha256(&book);
+    let out = run_to(&w, &book, &sb.base_url(), "pay.xlsx", &[])
+        .output()
+        .unwrap();
+    refused(&out, "refusing to write the report to");
+    assert_eq!(sha256(&book), before);
+    assert!(!w.db().exists());
+    nothing_sent(&sb);
+}
+
 /// The run's approval files are named after the run: a payroll named
 /// `approval.csv` is left alone, one named like the run's own is refused
 /// before anything is sent.

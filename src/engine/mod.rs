@@ -314,12 +314,14 @@ pub async fn run(
         }
         Db::Postgres(_) => None,
     };
+    // The database before the provider: a file that is not one (`--db
+    // payroll.csv`) is refused before the sandbox keeps books beside it.
+    let mut store = Store::connect(&settings.db)?;
     let mut provider =
         open_provider(&settings.provider, &settings.config, &settings.db, notify).await?;
     provider.client = provider
         .client
         .with_request_deadline(settings.engine.request_deadline);
-    let mut store = Store::connect(&settings.db)?;
 
     // Workers starting together: the first imports, the others find its run.
     let found = store.one_start_at_a_time(|store| {

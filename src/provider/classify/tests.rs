@@ -389,6 +389,53 @@ fn a_key_given_twice_is_contradictory() {
     assert_eq!(detail(&o), "HTTP 200 with a body that is not JSON");
 }
 
+/// Under another provider's profile (flat bodies, its own pointers) the
+/// same rule: a key its pointers read given twice is contradictory, an
+/// echo of another amount is a mismatch, a look-alike word is unknown.
+#[test]
+fn a_flat_profile_reads_by_the_same_rules() {
+    let flat = profile(
+        "status = \"/state\"\ncode = \"/code\"\nresult = \"\"\n\
+         echo_transaction_id = \"/id\"\necho_amount = \"/amount\"",
+    );
+    let o = answer(
+        CallKind::Execute,
+        200,
+        r#"{"id":"tx-1","state":"FAILED","state":"SUCCESS"}"#,
+        &flat,
+    );
+    assert_eq!(
+        o,
+        Outcome::Contradictory {
+            http: 200,
+            key: "/state".into()
+        }
+    );
+    let o = answer(
+        CallKind::Execute,
+        200,
+        r#"{"id":"tx-1","state":"SUCCESS","amount":"999999"}"#,
+        &flat,
+    );
+    assert_eq!(o.code(), "ECHO_MISMATCH", "{o:?}");
+    let o = answer(
+        CallKind::Execute,
+        200,
+        "{\"id\":\"tx-1\",\"state\":\"\u{17f}uccess\"}",
+        &flat,
+    );
+    assert!(matches!(o, Outcome::Ambiguous { .. }), "{o:?}");
+    assert!(matches!(
+        answer(
+            CallKind::Execute,
+            200,
+            r#"{"id":"tx-1","state":"success","amount":"1500.0"}"#,
+            &flat
+        ),
+        Outcome::Accepted { .. }
+    ));
+}
+
 /// Every answer that says what became of the transaction — paid, already
 /// paid, failed, refused, not final — must be about the payout asked
 /// about: its echoed id, amount, currency and account, for `/executes` as
