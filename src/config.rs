@@ -289,6 +289,11 @@ pub struct Config {
     /// The checkpoint database; default: `payrun.db` in the per-user data
     /// folder ([`default_db`]), so runs from any folder share one history.
     pub database: Option<PathBuf>,
+    /// A file holding the PostgreSQL password on its first line, read under
+    /// the API key file's rules (`config::key`) when `database` (or `--db`)
+    /// is a connection string without one and `PGPASSWORD` is not set
+    /// (docs/store.md, "Passwords").
+    pub database_password_file: Option<PathBuf>,
     /// The batch/period reference rows are paid under; default: the
     /// current calendar month, `YYYY-MM`.
     pub period: Option<String>,

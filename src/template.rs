@@ -148,6 +148,12 @@ pub fn config_toml(lang: ReportLanguage) -> String {
          # The API key is never written here: set PAYRUN_API_KEY in the\n\
          # environment, or name a file holding it:\n\
          # api_key_file = \"/etc/payrun/api-key\"\n\n\
+         # The checkpoint: payrun.db in the per-user data folder by default, or\n\
+         # PostgreSQL for several workers (docs/store.md): TLS as libpq's sslmode\n\
+         # says (verify-full across a network), the password never in this file:\n\
+         # PGPASSWORD, ~/.pgpass, or a file holding it.\n\
+         # database = \"postgres://payrun@pg.example.com:5432/payroll?sslmode=verify-full&sslrootcert=/etc/payrun/pg-ca.pem\"\n\
+         # database_password_file = \"/etc/payrun/db-password\"\n\n\
          # Payout method for rows without a payout_method_id column.\n\
          default_payout_method_id = \"momo\"\n\n\
          # Country for phone numbers written without +country code.\n\
@@ -267,6 +273,31 @@ mod tests {
             );
             assert!(cols.is_ok(), "{lang:?}: {:?}", cols.err());
         }
+    }
+
+    /// The PostgreSQL lines `payrun init` writes commented out mean, once
+    /// uncommented, what the comment says: a TLS-checked connection with
+    /// the password from a file.
+    #[test]
+    fn the_commented_database_lines_parse_as_documented() {
+        let text: String = config_toml(ReportLanguage::En)
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(k) if k.starts_with("database") => k,
+                _ => l,
+            })
+            .fold(String::new(), |t, l| t + l + "\n");
+        let cfg = Config::parse(&text).unwrap();
+        let db = cfg.database.as_deref().unwrap().to_str().unwrap();
+        assert!(db.contains("sslmode=verify-full&sslrootcert="), "{db}");
+        assert!(matches!(
+            crate::store::Db::parse(db),
+            crate::store::Db::Postgres(_)
+        ));
+        assert_eq!(
+            cfg.database_password_file.as_deref(),
+            Some(std::path::Path::new("/etc/payrun/db-password"))
+        );
     }
 
     /// The top-level keys of `text` whose removal changes what the

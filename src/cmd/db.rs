@@ -6,14 +6,36 @@
 //! database always exists and is shared. Shown with its password hidden.
 
 use crate::config::Config;
+use crate::store::pg::password::Sources as PasswordSources;
 use crate::store::{Db, RunLock, Store};
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 
-/// The checkpoint a command uses.
+/// The checkpoint a command uses; for PostgreSQL, with its password found
+/// (`PGPASSWORD`, `database_password_file`, `PGPASSFILE` or `~/.pgpass`)
+/// when the connection string has none, and any warning about its file
+/// told on stderr.
 pub fn resolve(flag: Option<&Path>, cfg: &Config, sandbox: bool) -> Result<Db> {
     let path = crate::config::resolve_db(flag, cfg, sandbox)?;
-    Ok(from_path(path))
+    let mut db = from_path(path);
+    if let Db::Postgres(target) = &mut db {
+        for w in target.find_password(&password_sources(cfg))? {
+            eprintln!("payrun: warning: {w}");
+        }
+    }
+    Ok(db)
+}
+
+/// Where a PostgreSQL password may be, besides the connection string.
+fn password_sources(cfg: &Config) -> PasswordSources {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    PasswordSources {
+        env: var("PGPASSWORD").map(|v| v.to_string_lossy().into_owned()),
+        file: cfg.database_password_file.clone(),
+        pgpass: var("PGPASSFILE")
+            .map(PathBuf::from)
+            .or_else(|| dirs::home_dir().map(|h| h.join(".pgpass"))),
+    }
 }
 
 /// A path that reads `postgres://…` is a connection string.

@@ -1,4 +1,5 @@
-//! The API key file (`api_key_file`): one line of at most
+//! The API key file (`api_key_file`), and any other secret read from a
+//! file under the same rules (`database_password_file`): one line of at most
 //! [`MAX_KEY_FILE_BYTES`], read from a regular file — never a device
 //! (`/dev/zero` would grow memory without end), a pipe or a directory.
 //! Who may write it matters as much as who may read it: a file owned by
@@ -25,49 +26,89 @@ pub struct KeyFile {
     pub warning: Option<String>,
 }
 
+/// A secret read from a file under these rules, for its messages.
+#[derive(Debug, Clone, Copy)]
+pub struct Secret {
+    /// What the file is called ("API key file").
+    pub file: &'static str,
+    /// The config key naming it (`api_key_file`).
+    pub key: &'static str,
+    /// What it holds ("the key").
+    pub holds: &'static str,
+    /// The variable to use instead (`PAYRUN_API_KEY`).
+    pub env: &'static str,
+}
+
+/// The provider's API key (`api_key_file`).
+pub const API_KEY: Secret = Secret {
+    file: "API key file",
+    key: "api_key_file",
+    holds: "the key",
+    env: "PAYRUN_API_KEY",
+};
+
+/// The PostgreSQL password (`database_password_file`, docs/store.md).
+pub const DATABASE_PASSWORD: Secret = Secret {
+    file: "database password file",
+    key: "database_password_file",
+    holds: "the password",
+    env: "PGPASSWORD",
+};
+
 /// Reads the key from `path` (see the module's rules).
 pub fn read(path: &Path) -> Result<KeyFile> {
+    read_secret(path, &API_KEY)
+}
+
+/// Reads the secret `what` from `path` (see the module's rules).
+pub fn read_secret(path: &Path, what: &Secret) -> Result<KeyFile> {
+    let Secret {
+        file: name,
+        key: config_key,
+        holds,
+        ..
+    } = *what;
     let shown = path.display();
     let meta =
-        std::fs::metadata(path).with_context(|| format!("cannot read the API key file {shown}"))?;
+        std::fs::metadata(path).with_context(|| format!("cannot read the {name} {shown}"))?;
     if !meta.is_file() {
         bail!(
-            "the API key file {shown} is not a regular file ({}); point `api_key_file` at a file \
-             holding the key on its first line",
+            "the {name} {shown} is not a regular file ({}); point `{config_key}` at a file \
+             holding {holds} on its first line",
             kind(&meta)
         );
     }
-    let warning = access(path, &meta)?;
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot read the API key file {shown}"))?;
+    let warning = access(path, &meta, what)?;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read the {name} {shown}"))?;
     // The file opened may not be the one looked at (replaced meanwhile).
     let opened = file
         .metadata()
-        .with_context(|| format!("cannot read the API key file {shown}"))?;
+        .with_context(|| format!("cannot read the {name} {shown}"))?;
     if !opened.is_file() {
         bail!(
-            "the API key file {shown} is not a regular file ({})",
+            "the {name} {shown} is not a regular file ({})",
             kind(&opened)
         );
     }
     let mut head = Vec::with_capacity(256);
     file.take(MAX_KEY_FILE_BYTES as u64 + 1)
         .read_to_end(&mut head)
-        .with_context(|| format!("cannot read the API key file {shown}"))?;
+        .with_context(|| format!("cannot read the {name} {shown}"))?;
     let line = match head.iter().position(|&b| b == b'\n') {
         Some(end) => &head[..end],
         None if head.len() > MAX_KEY_FILE_BYTES => bail!(
-            "the first line of the API key file {shown} is longer than {MAX_KEY_FILE_BYTES} bytes: \
-             it does not hold a key; put the key alone on the first line"
+            "the first line of the {name} {shown} is longer than {MAX_KEY_FILE_BYTES} bytes: \
+             it does not hold {holds}; put {holds} alone on the first line"
         ),
         None => &head[..],
     };
     let Ok(line) = std::str::from_utf8(line) else {
-        bail!("the API key file {shown} does not hold text; put the key alone on its first line");
+        bail!("the {name} {shown} does not hold text; put {holds} alone on its first line");
     };
     let key = line.trim();
     if key.is_empty() {
-        bail!("the API key file {shown} is empty");
+        bail!("the {name} {shown} is empty");
     }
     Ok(KeyFile {
         key: SecretString::from(key.to_string()),
@@ -99,24 +140,28 @@ fn kind(meta: &std::fs::Metadata) -> &'static str {
 /// Refuses a key file another ordinary user owns; a warning when the
 /// group or others may read it.
 #[cfg(unix)]
-fn access(path: &Path, meta: &std::fs::Metadata) -> Result<Option<String>> {
+fn access(path: &Path, meta: &std::fs::Metadata, what: &Secret) -> Result<Option<String>> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
     let owner = meta.uid();
     if owner != me && owner != 0 {
         bail!(
-            "the API key file {} belongs to user {owner}, not to you (user {me}) nor to root: \
-             whoever owns it chooses the key payrun sends. Make it yours (`chown`, then \
-             `chmod 600`), or set PAYRUN_API_KEY",
-            path.display()
+            "the {} {} belongs to user {owner}, not to you (user {me}) nor to root: \
+             whoever owns it chooses {} payrun sends. Make it yours (`chown`, then \
+             `chmod 600`), or set {}",
+            what.file,
+            path.display(),
+            what.holds,
+            what.env
         );
     }
     let mode = meta.mode() & 0o777;
     Ok((mode & 0o077 != 0).then(|| {
         format!(
-            "the API key file {} can be read by {} (mode {mode:03o}): run `chmod 600 {}` \
+            "the {} {} can be read by {} (mode {mode:03o}): run `chmod 600 {}` \
              (for a secret mounted by a container platform, set its mode to 0400 or 0600 there)",
+            what.file,
             path.display(),
             if mode & 0o007 != 0 {
                 "every user of this machine"
@@ -129,7 +174,7 @@ fn access(path: &Path, meta: &std::fs::Metadata) -> Result<Option<String>> {
 }
 
 #[cfg(not(unix))]
-fn access(_: &Path, _: &std::fs::Metadata) -> Result<Option<String>> {
+fn access(_: &Path, _: &std::fs::Metadata, _: &Secret) -> Result<Option<String>> {
     Ok(None)
 }
 
