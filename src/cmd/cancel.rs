@@ -35,6 +35,7 @@ pub fn command(args: CancelArgs) -> Result<Exit> {
     if store.run(args.run)?.is_none() {
         bail!("no run {} in {}; `payrun status` lists them", args.run, db);
     }
+    super::db::exclude_workers(&mut store, Some(vec![args.run]))?;
     let done = store.cancel_run(args.run)?;
     let mut out = std::io::stdout().lock();
     writeln!(

@@ -57,9 +57,21 @@ pub fn open_existing(db: &Db, hint: &str) -> Result<Store> {
     Store::connect(db)
 }
 
+/// On a shared (PostgreSQL) database, before `reconcile` settles payouts
+/// or `cancel` ends a run: refused, naming them, while workers of `runs`
+/// (all: `None`) may still send; then no worker joins until the command
+/// ends (`Store::exclude_workers`). Nothing to do on a SQLite file, whose
+/// lock ([`lock`]) admits one process.
+pub fn exclude_workers(store: &mut Store, runs: Option<Vec<i64>>) -> Result<()> {
+    if !store.is_shared() {
+        return Ok(());
+    }
+    store.exclude_workers(runs, super::run::lease_terms_from_env()?)
+}
+
 /// One process at a time on a SQLite file (`run`, `reconcile`,
-/// `cancel`); none needed on PostgreSQL, whose writes are checked against
-/// each payout's state and lease.
+/// `cancel`); on PostgreSQL, workers share the database and an operator's
+/// change waits for none of them ([`exclude_workers`]).
 pub fn lock(db: &Db) -> Result<Option<RunLock>> {
     match db {
         Db::File(path) => Ok(Some(RunLock::acquire(path)?)),

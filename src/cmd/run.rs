@@ -58,6 +58,15 @@ pub fn lease_from_env() -> Result<std::time::Duration> {
 /// lease, which must outlast it; real runs keep the default.
 const REQUEST_TIMEOUT_ENV: &str = "PAYRUN_REQUEST_TIMEOUT_MS";
 
+/// The lease terms of this machine's workers (`PAYRUN_LEASE_MS`, the
+/// request deadline), for the commands that must wait for them.
+pub fn lease_terms_from_env() -> Result<crate::store::LeaseTerms> {
+    Ok(crate::store::LeaseTerms {
+        lease: lease_from_env()?,
+        deadline: request_deadline_from_env()?,
+    })
+}
+
 fn request_deadline_from_env() -> Result<std::time::Duration> {
     match std::env::var(REQUEST_TIMEOUT_ENV) {
         Err(_) => Ok(crate::provider::REQUEST_TIMEOUT),

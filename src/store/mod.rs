@@ -73,7 +73,7 @@ pub use facade::{Import, Store};
 pub use lock::RunLock;
 pub use overrides::{NewOverride, Override, OverrideKind, Overrides};
 pub use person::PersonQuery;
-pub use shared::{LeaseTerms, Outstanding, WorkerInfo};
+pub use shared::{LeaseTerms, Outstanding, WorkerInfo, WorkersBusy};
 pub use sqlite::APPLICATION_ID;
 pub use target::Db;
 pub use types::{
