@@ -397,9 +397,13 @@ fn init_writes_a_working_start_and_never_overwrites() {
     let out = payrun(w.dir.path(), &["init", "--lang", "fr"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
     let toml = std::fs::read_to_string(w.path("payrun.toml")).unwrap();
-    assert!(toml.contains("report_language = \"fr\""), "{toml}");
+    assert!(toml.contains("language = \"fr\"\n"), "{toml}");
+    assert!(toml.contains("number_format = \"fr\"\n"), "{toml}");
     let csv = std::fs::read_to_string(w.path("payroll-template.csv")).unwrap();
-    assert!(csv.starts_with("Référence,Compte,Montant,Devise"), "{csv}");
+    assert!(
+        csv.starts_with("\u{feff}Référence;Compte;Montant;Devise"),
+        "{csv}"
+    );
     let mut book: Xlsx<_> = open_workbook(w.path("payroll-template.xlsx")).unwrap();
     let first = book.worksheet_range_at(0).unwrap().unwrap();
     assert_eq!(first.get((0, 2)), Some(&Data::String("Montant".into())));

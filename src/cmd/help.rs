@@ -105,7 +105,7 @@ and no --yes, not confirmed, no such run or database.";
 pub const INIT: &str = "\
 Examples:
   payrun init --lang fr                 # payrun.toml, payroll-template.csv/.xlsx
-  payrun init --from export.csv         # the [columns] table for its headers
+  payrun init --lang fr --from paie.csv # the payrun.toml that reads paie.csv
 
 Never overwrites a file. The API key is not written anywhere: set
 PAYRUN_API_KEY or `api_key_file`.

@@ -92,7 +92,7 @@ pub fn write(
             id = run.id
         )
     };
-    let style = report::ReportStyle::of_input(&settings.file, settings.config.report_language());
+    let style = report::ReportStyle::of_input(&settings.file, settings.config.language());
     // The verdict is read from the rows in the pass that writes the report;
     // nothing changes them between the two.
     let initiate_only = settings.engine.initiate_only;
