@@ -512,3 +512,63 @@ fn poll_until_settled_honours_retry_after() {
     );
     assert_eq!(col(&w.report_rows(), 1, "state"), "executed");
 }
+
+/// A provider that never settles: `--until-settled --max-wait` keeps
+/// asking with a growing pause (not hammering it), prints a progress line
+/// per round, and at the end of the wait exits 3 (cron: something is still
+/// open), naming the payout of another provider it did not ask about.
+#[test]
+fn poll_until_settled_gives_up_at_max_wait_and_exits_3_while_anything_is_open() {
+    use payrun::sandbox::{Dialect, Settlement};
+    let slow = Sandbox::start(SandboxConfig {
+        dialect: Dialect::Pending,
+        settlement: Settlement {
+            after_polls: Some(1_000),
+            after_ms: None,
+        },
+        ..Default::default()
+    });
+    let other = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    w.parked();
+    let file = w.write("payroll.csv", &xof_payroll(2, account));
+    assert_eq!(code(&w.run(&file, &slow.base_url(), &[])), 3);
+    let second = w.write(
+        "second.csv",
+        &xof_payroll(1, |_| "22501000000000503".into()),
+    );
+    let out = w.run(&second, &other.base_url(), &["--ambiguous", "hold"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let out = reconcile(
+        &w,
+        &[
+            "--poll",
+            "--until-settled",
+            "--max-wait",
+            "2s",
+            "--base-url",
+            &slow.base_url(),
+        ],
+    );
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("status call round 1: 2 asked, 0 settled, 2 still not final"),
+        "{said}"
+    );
+    let rounds = said.matches("status call round ").count();
+    assert!((3..=6).contains(&rounds), "{rounds} rounds in 2 s: {said}");
+    assert!(
+        said.contains("3 still processing or unknown (1 not asked: another provider)"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "not asked: its run was made against {}",
+            other.base_url()
+        )),
+        "{said}"
+    );
+    assert_eq!(slow.ledger().requests.status, 2 * rounds as u64, "{said}");
+    assert_eq!(other.ledger().requests.status, 0);
+}

@@ -72,7 +72,11 @@ const PORTAL_CONFIG: &str = "amount_unit = \"minor\"\n\
 /// what it skipped and what it spoke about.
 #[test]
 fn a_portal_export_settles_what_the_provider_paid_or_failed_and_flags_the_doctored_line() {
-    let sb = Sandbox::start(SandboxConfig::default());
+    // Non-idempotent: a second execute of a paid payout would pay twice.
+    let sb = Sandbox::start(SandboxConfig {
+        non_idempotent_execute: true,
+        ..SandboxConfig::default()
+    });
     let w = Work::new();
     w.write("payrun.toml", PORTAL_CONFIG);
     // Magic accounts: debited then 503 (…503), debited then cut (…504),
@@ -250,6 +254,35 @@ fn a_portal_export_settles_what_the_provider_paid_or_failed_and_flags_the_doctor
         );
     }
     assert!(!html.contains(&format!("<code>{}</code></td><td>statement", tx[4])));
+
+    // The payroll run again (a later run): what the statement settled paid
+    // stays paid, the doctored one stays held; only the failed row is paid
+    // again, under a new id. Nobody is paid twice, per id and per person.
+    let again = w.run(&file, &sb.base_url(), &["--ambiguous", "hold"]);
+    assert_ne!(code(&again), 1, "{}", text(&again));
+    assert_ne!(code(&again), 2, "{}", text(&again));
+    paid_once_per_person(&sb.ledger(), &[&tx[0], &tx[1], &tx[3], &tx[4], &tx[5]]);
+    assert_eq!(state(&w, 4), "unknown", "{}", text(&again));
+    assert_eq!(sb.ledger().get(&tx[4]).unwrap().debits, 1);
+}
+
+/// Every ledger transaction debited at most once, and each account of
+/// `paid` (transaction ids the provider paid) paid by exactly one
+/// transaction in all.
+fn paid_once_per_person(ledger: &payrun::sandbox::LedgerSnapshot, paid: &[&str]) {
+    for t in &ledger.transactions {
+        assert!(t.debits <= 1, "{t:?}");
+    }
+    for id in paid {
+        let account = &ledger.get(id).unwrap().account_id;
+        let debited: Vec<&str> = ledger
+            .transactions
+            .iter()
+            .filter(|t| &t.account_id == account && t.debits > 0)
+            .map(|t| t.transaction_id.as_str())
+            .collect();
+        assert_eq!(debited.len(), 1, "{account}: {debited:?}");
+    }
 }
 
 /// A statement covers one provider account and a date range: with a
@@ -260,7 +293,10 @@ fn a_portal_export_settles_what_the_provider_paid_or_failed_and_flags_the_doctor
 /// scope. An id listed twice ("Failed", then "Successful") settles nothing.
 #[test]
 fn a_statement_speaks_about_its_provider_and_dates_and_a_duplicate_never_settles() {
-    let a = Sandbox::start(SandboxConfig::default());
+    let a = Sandbox::start(SandboxConfig {
+        non_idempotent_execute: true,
+        ..SandboxConfig::default()
+    });
     let b = Sandbox::start(SandboxConfig::default());
     let w = Work::new();
     w.parked();
@@ -380,6 +416,14 @@ fn a_statement_speaks_about_its_provider_and_dates_and_a_duplicate_never_settles
     );
     let open = reconcile(&w, &[]);
     assert!(stdout(&open).contains(&id), "{}", text(&open));
+    // A later run of the same file does not pay it again (the provider
+    // paid it once; a second execute would pay twice here).
+    let later = w.run(&one, &a.base_url(), &["--ambiguous", "hold"]);
+    assert_ne!(code(&later), 1, "{}", text(&later));
+    assert_ne!(code(&later), 2, "{}", text(&later));
+    let ledger = a.ledger();
+    assert_eq!(ledger.get(&id).unwrap().debits, 1, "{:?}", ledger.get(&id));
+    paid_once_per_person(&ledger, &[&tx_one[0], &tx_one[1]]);
 }
 
 /// A LibreOffice-written workbook statement (tests/fixtures/

@@ -2,10 +2,13 @@
 //! read into a [`StatementLine`] (its amount through the project's one
 //! number reader, in the statement's unit), or a footer or subtotal skipped
 //! and named — a row without a transaction id, or labelled `Total` (in its
-//! id cell, or anywhere when its status is not a status word). A footer's
-//! amount is checked against the lines above it: equal, it is named as
-//! such; different, a notice says a line may be missing. A row with a
-//! transaction id is never taken for a footer because of its amount.
+//! id cell, or anywhere when its status is not a status word), or with
+//! neither status nor account and an amount that is the sum of the lines
+//! above (`Semaine 1;;75 000;XOF;`). A footer's amount is checked against
+//! the lines above it: equal, it is named as such; different, a notice says
+//! a line may be missing. A row with a transaction id and a status (even
+//! an unknown word: an error) is never taken for a footer because of its
+//! amount.
 
 use super::vocabulary::{Column, Located, Vocabulary};
 use super::{Day, Statement, StatementLine, date};
@@ -55,9 +58,17 @@ pub(super) fn read_lines(
         let word = at.cell(&raw.fields, Column::Status);
         // Every cell is looked at only for a row that may be a footer.
         let labelled = || raw.fields.iter().any(|c| how.voc.is_total_label(c));
+        // A subtotal without a label: no status, no account, and the sum
+        // of the lines above (an unknown status word is an error, never a
+        // subtotal).
+        let sum_line = || {
+            word.trim().is_empty()
+                && at.cell(&raw.fields, Column::Account).is_empty()
+                && footer_total(&raw, at, how, &sums).is_some_and(|t| t.2)
+        };
         if id.is_empty()
             || how.voc.is_total_label(id)
-            || (how.voc.status(word).is_none() && labelled())
+            || (how.voc.status(word).is_none() && (labelled() || sum_line()))
         {
             footer(&raw, at, &place, labelled(), how, &mut sums, st);
             continue;
@@ -220,32 +231,22 @@ fn footer(
         .collect();
     let said = shown(&text.join(" "));
     let written = at.cell(&raw.fields, Column::Amount);
-    let currency = match at.cell(&raw.fields, Column::Currency) {
-        "" if sums.since_start.len() == 1 => sums.since_start.keys().next().cloned(),
-        c => fields::currency(c).ok().map(|(c, _)| c.to_owned()),
-    };
-    let total = currency.as_deref().and_then(|c| {
-        let (code, exp) = fields::currency(c).ok()?;
-        Some((
-            code,
-            amount(written, code, exp, how, numeric(raw, at)).ok()?,
-        ))
-    });
     let why = if labelled {
         "a total line"
-    } else {
+    } else if at.cell(&raw.fields, Column::TransactionId).is_empty() {
         "no transaction id"
+    } else {
+        "no status, no account"
     };
-    match total {
-        Some((code, value)) if !written.is_empty() => {
-            let sum_of = |m: &BTreeMap<String, Decimal>| m.get(code).copied().unwrap_or_default();
-            if value == sum_of(&sums.since_footer) || value == sum_of(&sums.since_start) {
+    match footer_total(raw, at, how, sums) {
+        Some((code, _, equal)) => {
+            if equal {
                 st.skipped.push(format!(
                     "statement {place} ({said}) is {}: not read as a transaction",
                     if labelled {
-                        "a total line, equal to the sum of the lines above"
+                        "a total line, equal to the sum of the lines above".to_owned()
                     } else {
-                        "a subtotal (no transaction id; its amount is the sum of the lines above)"
+                        format!("a subtotal ({why}; its amount is the sum of the lines above)")
                     }
                 ));
             } else {
@@ -255,7 +256,7 @@ fn footer(
                 st.notices.push(format!(
                     "statement {place}: the footer's amount {} {code} differs from the sum of the lines above ({} {code}): a line may be missing from the statement, or changed",
                     shown(written),
-                    sum_of(&sums.since_start)
+                    sums.since_start.get(&code).copied().unwrap_or_default()
                 ));
             }
         }
@@ -264,6 +265,30 @@ fn footer(
         )),
     }
     sums.since_footer.clear();
+}
+
+/// A footer row's amount, when it reads: its currency (the row's, or the
+/// one currency of the lines above), the amount, and whether it equals the
+/// sum of the lines above (since the start, or since the last footer).
+fn footer_total(
+    raw: &RawRow,
+    at: &Located,
+    how: &Reading<'_>,
+    sums: &Sums,
+) -> Option<(String, Decimal, bool)> {
+    let written = at.cell(&raw.fields, Column::Amount);
+    if written.trim().is_empty() {
+        return None;
+    }
+    let currency = match at.cell(&raw.fields, Column::Currency) {
+        "" if sums.since_start.len() == 1 => sums.since_start.keys().next().cloned()?,
+        c => fields::currency(c).ok()?.0.to_owned(),
+    };
+    let (code, exp) = fields::currency(&currency).ok()?;
+    let value = amount(written, code, exp, how, numeric(raw, at)).ok()?;
+    let sum_of = |m: &BTreeMap<String, Decimal>| m.get(code).copied();
+    let equal = [sum_of(&sums.since_footer), sum_of(&sums.since_start)].contains(&Some(value));
+    Some((code.to_owned(), value, equal))
 }
 
 /// The first and last day of the lines, when every line has one.

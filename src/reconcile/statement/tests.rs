@@ -164,7 +164,8 @@ fn footers_without_an_id_are_skipped_and_a_wrong_total_is_noticed() {
         "{:?}",
         s.notices
     );
-    // A line with an id is never a footer because of its amount.
+    // A line with an id and a status word is never a footer because of
+    // its amount.
     let s = read_with(
         "Transaction ID,Account,Amount,Currency,Status\n\
          tx-1,1,100,XOF,Successful\ntx-2,1,100,XOF,Successful\n",
@@ -172,6 +173,52 @@ fn footers_without_an_id_are_skipped_and_a_wrong_total_is_noticed() {
     )
     .unwrap();
     assert_eq!(s.lines.len(), 2);
+}
+
+/// A subtotal with a label of its own in the id cell and no status word is
+/// recognised by its amount, the sum of the lines above; one whose amount
+/// is not that sum is still refused, naming its status.
+#[test]
+fn a_subtotal_is_recognised_by_its_amount() {
+    let s = read_with(
+        "Réf;Compte;Montant;Devise;Statut\n\
+         tx-1;1;25\u{a0}000;XOF;Réussi\ntx-2;1;50\u{a0}000;XOF;Échoué\n\
+         Semaine 1;;75\u{a0}000;XOF;\n\
+         tx-3;1;10\u{a0}000;XOF;Réussi\n\
+         Semaine 2;;10\u{a0}000;;\n\
+         Novembre;;85\u{a0}000;XOF;\n",
+        "number_format = \"fr\"",
+    )
+    .unwrap();
+    assert_eq!(s.lines.len(), 3, "{:?}", s.skipped);
+    assert_eq!(s.skipped.len(), 3, "{:?}", s.skipped);
+    for (i, line) in [(0, "line 4"), (1, "line 6"), (2, "line 7")] {
+        assert!(
+            s.skipped[i].contains(line) && s.skipped[i].contains("subtotal"),
+            "{:?}",
+            s.skipped
+        );
+    }
+    assert!(
+        s.skipped[0].contains("\"Semaine 1 75 000 XOF\""),
+        "{:?}",
+        s.skipped
+    );
+    assert!(s.notices.is_empty(), "{:?}", s.notices);
+    let e = err(
+        "Réf;Compte;Montant;Devise;Statut\n\
+         tx-1;1;25000;XOF;Réussi\nSemaine 1;;24000;XOF;\n",
+        "",
+    );
+    assert!(e.contains("line 3") && e.contains("status"), "{e}");
+    // A line with an unknown status word is an error, even when its
+    // amount is that of the line above.
+    let e = err(
+        "Réf;Compte;Montant;Devise;Statut\n\
+         tx-1;1;25000;XOF;Réussi\ntx-2;1;25000;XOF;Reversed\n",
+        "",
+    );
+    assert!(e.contains("line 3") && e.contains("\"Reversed\""), "{e}");
 }
 
 #[test]
