@@ -296,8 +296,14 @@ mod tests {
         };
         assert_eq!(o.next(&k("A", "XOF", "10", "momo"), 2).unwrap(), (1, None));
         assert_eq!(o.next(&k("B", "XOF", "10", "momo"), 3).unwrap(), (1, None));
-        assert_eq!(o.next(&k("A", "XOF", "10", "momo"), 4).unwrap(), (2, Some(2)));
-        assert_eq!(o.next(&k("A", "XOF", "10", "momo"), 5).unwrap(), (3, Some(2)));
+        assert_eq!(
+            o.next(&k("A", "XOF", "10", "momo"), 4).unwrap(),
+            (2, Some(2))
+        );
+        assert_eq!(
+            o.next(&k("A", "XOF", "10", "momo"), 5).unwrap(),
+            (3, Some(2))
+        );
         assert_eq!(o.next(&k("A", "GHS", "10", "momo"), 6).unwrap(), (1, None));
         assert_eq!(o.next(&k("A", "XOF", "11", "momo"), 7).unwrap(), (1, None));
         // The method is part of the id, so of the numbering too: two rows
