@@ -371,6 +371,16 @@ fn show_event(e: &Event, say: Say) {
             super::approve::unapproved_line(u).replace("nothing was executed: ", "")
         )),
         Event::Settling(p) => say.info(&super::reconcile::settling_line(p)),
+        Event::Importing { file } => say.info(&format!(
+            "checking {file} and recording its rows as a new run (nothing is sent before every row is recorded)"
+        )),
+        Event::Imported { payouts, elapsed } => say.info(&format!(
+            "recorded {payouts} payout(s) in {:.1} s",
+            elapsed.as_secs_f64()
+        )),
+        Event::WritingReport { path } => {
+            say.info(&format!("writing the report {}", path.display()))
+        }
         Event::Skipped { rows } => say.info(&format!(
             "{rows} row(s) were already paid, are in flight, or were ended by earlier runs and are not \
              sent again; the report names the run and row of each"
