@@ -196,17 +196,11 @@ pub enum AmountUnit {
     Minor,
 }
 
-// ---- report keys: `report_language` -----------------------------------------
+// ---- report keys: `language` (alias `report_language`) -----------------------
 
-/// The language of the headers of reports and approval pages. English by
-/// default; French for the French-speaking payroll offices payrun serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum ReportLanguage {
-    #[default]
-    En,
-    Fr,
-}
+/// The language of every human-facing output (`crate::lang`): the old
+/// name of [`crate::lang::Language`], kept for the modules that use it.
+pub use crate::lang::Language as ReportLanguage;
 // ---- end of report keys ----------------------------------------------------
 
 /// Sender details sent with every payout unless a row overrides them: the
@@ -283,12 +277,20 @@ pub struct Config {
     /// `"0s"`: not at all); default [`DEFAULT_SETTLE_WAIT`].
     pub settle_wait: Option<String>,
     // --- report keys: spreadsheet-ready outputs (README, "The report") ---
-    /// The language of the report's and the approval page's headers.
-    pub report_language: Option<ReportLanguage>,
+    /// The language of every human-facing output: reports, the approval
+    /// page, summaries, the terminal's last lines (`crate::lang`).
+    /// `report_language`, its name before it covered them all, still reads.
+    #[serde(alias = "report_language")]
+    pub language: Option<ReportLanguage>,
     // --- re-run keys: paid once per beneficiary (docs/rerun.md) ---
     /// The checkpoint database; default: `payrun.db` in the per-user data
     /// folder ([`default_db`]), so runs from any folder share one history.
     pub database: Option<PathBuf>,
+    /// A file holding the PostgreSQL password on its first line, read under
+    /// the API key file's rules (`config::key`) when `database` (or `--db`)
+    /// is a connection string without one and `PGPASSWORD` is not set
+    /// (docs/store.md, "Passwords").
+    pub database_password_file: Option<PathBuf>,
     /// The batch/period reference rows are paid under; default: the
     /// current calendar month, `YYYY-MM`.
     pub period: Option<String>,
@@ -463,8 +465,9 @@ impl Config {
     pub fn amount_unit(&self) -> AmountUnit {
         self.amount_unit.unwrap_or_default()
     }
-    pub fn report_language(&self) -> ReportLanguage {
-        self.report_language.unwrap_or_default()
+    /// `language` (or `report_language`), else English.
+    pub fn language(&self) -> ReportLanguage {
+        self.language.unwrap_or_default()
     }
     pub fn repeat_window_days(&self) -> u32 {
         self.repeat_window_days
@@ -492,7 +495,7 @@ impl Config {
             ambiguous: Some(self.ambiguous()),
             amount_unit: Some(self.amount_unit()),
             max_attempts_total: Some(self.max_attempts_total()),
-            report_language: Some(self.report_language()),
+            language: Some(self.language()),
             repeat_window_days: Some(self.repeat_window_days()),
             require_approval: Some(self.require_approval()),
             settle_wait: Some(format!("{}ms", self.settle_wait().as_millis())),

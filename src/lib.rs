@@ -7,6 +7,7 @@
 pub mod clock;
 pub mod exit;
 pub mod fault;
+pub mod lang;
 pub mod output;
 pub mod shutdown;
 pub mod who;

@@ -8,7 +8,9 @@ use payrun::exit::Exit;
 
 // glibc's allocator was an eighth of a run's CPU at thousands of provider
 // calls per second (perf, issue 15; docs/PERFORMANCE.md); mimalloc's
-// thread-local free lists take most of that away.
+// thread-local free lists take most of that away. Without the default
+// feature `mimalloc`, the system allocator, which heap profilers follow.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

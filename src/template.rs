@@ -4,7 +4,7 @@
 //! payrun's columns. Pure data; `cmd::init` writes the files.
 
 use crate::config::ReportLanguage;
-use crate::validate::columns::{Col, normalize};
+use crate::validate::columns::{Col, normalize, recognise};
 use anyhow::Result;
 use std::fmt::Write as _;
 
@@ -22,8 +22,9 @@ const TEMPLATE_COLS: [Col; 10] = [
     Col::BeneficiaryEmail,
 ];
 
-/// French headers as payroll offices write them, for the template and for
-/// recognising a French file's headers.
+/// French headers as payroll offices write them, for the template. Each
+/// is one of the readers' built-in names ([`recognise`]): a French file
+/// needs no `[columns]` table.
 fn french(col: Col) -> Option<&'static str> {
     Some(match col {
         Col::TransactionId => "Référence",
@@ -40,27 +41,6 @@ fn french(col: Col) -> Option<&'static str> {
     })
 }
 
-/// Other usual spellings (normalized) of a column, beyond its canonical
-/// name and the French header above.
-const ALIASES: [(&str, Col); 16] = [
-    ("account", Col::AccountId),
-    ("accountnumber", Col::AccountId),
-    ("numerodecompte", Col::AccountId),
-    ("numérodecompte", Col::AccountId),
-    ("firstname", Col::BeneficiaryFirstname),
-    ("prenom", Col::BeneficiaryFirstname),
-    ("lastname", Col::BeneficiaryLastname),
-    ("phone", Col::BeneficiaryPhone),
-    ("telephone", Col::BeneficiaryPhone),
-    ("email", Col::BeneficiaryEmail),
-    ("libelle", Col::Description),
-    ("motif", Col::Description),
-    ("reference", Col::TransactionId),
-    ("idtransaction", Col::TransactionId),
-    ("methode", Col::PayoutMethodId),
-    ("salaire", Col::Amount),
-];
-
 /// The template's header row in `lang`.
 pub fn headers(lang: ReportLanguage) -> Vec<&'static str> {
     TEMPLATE_COLS
@@ -73,41 +53,72 @@ pub fn headers(lang: ReportLanguage) -> Vec<&'static str> {
 }
 
 /// Two example rows, matching [`TEMPLATE_COLS`]: replace them with yours.
-pub const EXAMPLE_ROWS: [[&str; 10]; 2] = [
-    [
-        "PAY-2026-05-001",
-        "2250701020304",
-        "197500",
-        "XOF",
-        "momo",
-        "Salary May 2026",
-        "Aïcha",
-        "N'Guessan",
-        "+2250701020304",
-        "aicha.nguessan@example.ci",
-    ],
-    [
-        "PAY-2026-05-002",
-        "2250505112233",
-        "210000",
-        "XOF",
-        "momo",
-        "Salary May 2026",
-        "Kouadio",
-        "Koffi",
-        "+2250505112233",
-        "k.koffi@example.ci",
-    ],
-];
+pub const EXAMPLE_ROWS: [[&str; 10]; 2] = example_rows("197500", "210000", "Salary May 2026");
 
-/// The template payroll as CSV text (`,`, UTF-8 without BOM).
+/// The example rows with the language's amounts and description.
+const fn example_rows(
+    a: &'static str,
+    b: &'static str,
+    what: &'static str,
+) -> [[&'static str; 10]; 2] {
+    [
+        [
+            "PAY-2026-05-001",
+            "2250701020304",
+            a,
+            "XOF",
+            "momo",
+            what,
+            "Aïcha",
+            "N'Guessan",
+            "+2250701020304",
+            "aicha.nguessan@example.ci",
+        ],
+        [
+            "PAY-2026-05-002",
+            "2250505112233",
+            b,
+            "XOF",
+            "momo",
+            what,
+            "Kouadio",
+            "Koffi",
+            "+2250505112233",
+            "k.koffi@example.ci",
+        ],
+    ]
+}
+
+/// The French template's rows: amounts grouped by a space as French
+/// spreadsheets show them (read with `number_format = "fr"`).
+const EXAMPLE_ROWS_FR: [[&str; 10]; 2] = example_rows("197 500", "210 000", "Salaire mai 2026");
+
+/// The example rows in `lang`.
+fn example_rows_in(lang: ReportLanguage) -> [[&'static str; 10]; 2] {
+    match lang {
+        ReportLanguage::En => EXAMPLE_ROWS,
+        ReportLanguage::Fr => EXAMPLE_ROWS_FR,
+    }
+}
+
+/// The template payroll as CSV text, every line ended: in English `,`
+/// and UTF-8 without BOM; in French `;` and a UTF-8 byte-order mark, as
+/// a French Excel saves "CSV UTF-8" and needs to open it in columns.
 pub fn payroll_csv(lang: ReportLanguage) -> Result<String> {
-    let mut w = csv::Writer::from_writer(Vec::new());
+    let french = lang == ReportLanguage::Fr;
+    let mut w = csv::WriterBuilder::new()
+        .delimiter(if french { b';' } else { b',' })
+        .from_writer(Vec::new());
     w.write_record(headers(lang))?;
-    for row in EXAMPLE_ROWS {
+    for row in example_rows_in(lang) {
         w.write_record(row)?;
     }
-    Ok(String::from_utf8(w.into_inner()?)?)
+    let text = String::from_utf8(w.into_inner()?)?;
+    Ok(if french {
+        format!("\u{feff}{text}")
+    } else {
+        text
+    })
 }
 
 /// The template payroll as an `.xlsx` workbook: every cell text, so Excel
@@ -122,7 +133,7 @@ pub fn payroll_xlsx(lang: ReportLanguage) -> Result<Vec<u8>> {
         sheet.set_column_format(c as u16, &text)?;
         sheet.set_column_width(c as u16, 20)?;
     }
-    for (r, row) in EXAMPLE_ROWS.iter().enumerate() {
+    for (r, row) in example_rows_in(lang).iter().enumerate() {
         for (c, v) in row.iter().enumerate() {
             sheet.write_string_with_format(r as u32 + 1, c as u16, *v, &text)?;
         }
@@ -135,9 +146,32 @@ fn quoted(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-/// The commented `payrun.toml` for a new user; with `fr`, the French
-/// headers of the template are mapped and reports use French headers.
+/// The commented `payrun.toml` for a new user; with `fr`, every French
+/// default: French pages and messages, `150 000` amounts, the CFA franc.
 pub fn config_toml(lang: ReportLanguage) -> String {
+    config_text(lang, None)
+}
+
+/// The `payrun.toml` for an existing payroll with `headers` (`payrun init
+/// --from FILE`): [`config_toml`] with the file's `[columns]` table, and
+/// `default_currency` set when the file has no currency column.
+pub fn config_for_file(lang: ReportLanguage, headers: &[String]) -> String {
+    config_text(lang, Some(headers))
+}
+
+/// The columns a config from [`config_text`] gives a default for.
+fn defaulted(lang: ReportLanguage, headers: Option<&[String]>) -> Vec<Col> {
+    let mut cols = vec![Col::PayoutMethodId];
+    let has_currency =
+        headers.is_some_and(|hs| hs.iter().any(|h| recognise(h) == Some(Col::Currency)));
+    if lang == ReportLanguage::Fr || (headers.is_some() && !has_currency) {
+        cols.push(Col::Currency);
+    }
+    cols
+}
+
+fn config_text(lang: ReportLanguage, headers: Option<&[String]>) -> String {
+    let defaults = defaulted(lang, headers);
     let mut t = String::from(
         "# payrun configuration. Every key is optional; an unknown key is an error\n\
          # naming it. Command-line flags override this file. See the README,\n\
@@ -148,6 +182,12 @@ pub fn config_toml(lang: ReportLanguage) -> String {
          # The API key is never written here: set PAYRUN_API_KEY in the\n\
          # environment, or name a file holding it:\n\
          # api_key_file = \"/etc/payrun/api-key\"\n\n\
+         # The checkpoint: payrun.db in the per-user data folder by default, or\n\
+         # PostgreSQL for several workers (docs/store.md): TLS as libpq's sslmode\n\
+         # says (verify-full across a network), the password never in this file:\n\
+         # PGPASSWORD, ~/.pgpass, or a file holding it.\n\
+         # database = \"postgres://payrun@pg.example.com:5432/payroll?sslmode=verify-full&sslrootcert=/etc/payrun/pg-ca.pem\"\n\
+         # database_password_file = \"/etc/payrun/db-password\"\n\n\
          # Payout method for rows without a payout_method_id column.\n\
          default_payout_method_id = \"momo\"\n\n\
          # Country for phone numbers written without +country code.\n\
@@ -162,15 +202,25 @@ pub fn config_toml(lang: ReportLanguage) -> String {
          # The built-in sandbox's quick start, without this file, does not ask.\n\
          require_approval = true\n\n",
     );
-    t.push_str("# Headers of reports and approval pages: \"en\" or \"fr\".\n");
-    let _ = writeln!(
-        t,
-        "report_language = {}\n",
-        quoted(match lang {
-            ReportLanguage::En => "en",
-            ReportLanguage::Fr => "fr",
-        })
+    t.push_str(
+        "# The language of everything payrun writes for people: reports, the\n\
+         # approval page, summaries, the terminal's lines; amounts grouped as\n\
+         # the language does. \"en\" or \"fr\". Machine formats (JSON, exit codes,\n\
+         # the report's machine column names with \"en\") do not change.\n",
     );
+    let _ = writeln!(t, "language = {}\n", quoted(lang.name()));
+    t.push_str("# How the file writes numbers: \"fr\" reads `150 000` and `150 000,50`,\n# \"en\" reads `150,000.50`. Unset: plain digits only.\n");
+    if lang == ReportLanguage::Fr {
+        t.push_str("number_format = \"fr\"\n\n");
+    } else {
+        t.push_str("# number_format = \"en\"\n\n");
+    }
+    t.push_str("# Currency of rows when the file has no currency column.\n");
+    if defaults.contains(&Col::Currency) {
+        t.push_str("default_currency = \"XOF\"\n\n");
+    } else {
+        t.push_str("# default_currency = \"XOF\"\n\n");
+    }
     t.push_str(
         "# The sender sent with every payout (a row's sender_* columns override it).\n\
          [sender]\n\
@@ -180,39 +230,29 @@ pub fn config_toml(lang: ReportLanguage) -> String {
          address = \"1 Main Street\"\n\
          phone = \"+2250700000000\"\n\n\
          # Map a header of your file to a payrun column; `payrun init --from FILE`\n\
-         # prints this table for your file. Matching ignores case, spaces, _ and -.\n\
-         [columns]\n",
+         # writes this table for your file. Matching ignores case, accents, spaces,\n\
+         # _ and -; French headers (Montant, Prénom, Nom, Numéro Mobile Money...)\n\
+         # need no line here (docs/input.md lists the names read).\n",
     );
-    for col in TEMPLATE_COLS {
-        if let (ReportLanguage::Fr, Some(h)) = (lang, french(col)) {
-            let _ = writeln!(t, "{} = {}", quoted(h), quoted(col.name()));
-        }
-    }
-    if lang == ReportLanguage::En {
-        t.push_str("# \"Montant\" = \"amount\"\n");
+    match headers {
+        Some(hs) => t.push_str(&columns_table(hs, &defaults)),
+        None => t.push_str("[columns]\n# \"Net à payer\" = \"amount\"\n"),
     }
     t
 }
 
-/// The payrun column a header most likely means: its canonical name, a
-/// French header, or a usual spelling.
+/// The payrun column a header means without a `[columns]` line: the
+/// readers' own matching ([`recognise`]), not a copy of it.
 pub fn guess(header: &str) -> Option<Col> {
-    let key = normalize(header);
-    Col::ALL
-        .into_iter()
-        .find(|c| normalize(c.name()) == key)
-        .or_else(|| {
-            Col::ALL
-                .into_iter()
-                .find(|&c| french(c).is_some_and(|f| normalize(f) == key))
-        })
-        .or_else(|| ALIASES.iter().find(|(a, _)| *a == key).map(|&(_, c)| c))
+    recognise(header)
 }
 
 /// The `[columns]` table for a file's `headers`: a mapping for each header
-/// payrun can guess, a comment for those it already reads by name, and a
-/// commented line to fill in for the others.
-pub fn columns_table(headers: &[String]) -> String {
+/// payrun reads by a built-in name, a comment for those it reads by their
+/// canonical name, and a commented line to fill in for the others; then
+/// the required columns still missing, not counting those the config
+/// gives a default for (`defaults`).
+pub fn columns_table(headers: &[String], defaults: &[Col]) -> String {
     let mut t = String::from("[columns]\n");
     let mut taken = std::collections::BTreeSet::new();
     for h in headers {
@@ -240,6 +280,8 @@ pub fn columns_table(headers: &[String]) -> String {
     }
     let missing: Vec<&str> = Col::REQUIRED
         .iter()
+        .chain([Col::PayoutMethodId].iter())
+        .filter(|c| !defaults.contains(c))
         .map(|c| c.name())
         .filter(|n| !taken.contains(n))
         .collect();
@@ -258,7 +300,7 @@ mod tests {
     fn both_configs_parse_and_map_the_template_headers() {
         for lang in [ReportLanguage::En, ReportLanguage::Fr] {
             let cfg = Config::parse(&config_toml(lang)).unwrap();
-            assert_eq!(cfg.report_language(), lang);
+            assert_eq!(cfg.language(), lang);
             let hs = headers(lang);
             let cols = crate::validate::columns::Columns::resolve(
                 hs.iter().copied(),
@@ -267,6 +309,31 @@ mod tests {
             );
             assert!(cols.is_ok(), "{lang:?}: {:?}", cols.err());
         }
+    }
+
+    /// The PostgreSQL lines `payrun init` writes commented out mean, once
+    /// uncommented, what the comment says: a TLS-checked connection with
+    /// the password from a file.
+    #[test]
+    fn the_commented_database_lines_parse_as_documented() {
+        let text: String = config_toml(ReportLanguage::En)
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(k) if k.starts_with("database") => k,
+                _ => l,
+            })
+            .fold(String::new(), |t, l| t + l + "\n");
+        let cfg = Config::parse(&text).unwrap();
+        let db = cfg.database.as_deref().unwrap().to_str().unwrap();
+        assert!(db.contains("sslmode=verify-full&sslrootcert="), "{db}");
+        assert!(matches!(
+            crate::store::Db::parse(db),
+            crate::store::Db::Postgres(_)
+        ));
+        assert_eq!(
+            cfg.database_password_file.as_deref(),
+            Some(std::path::Path::new("/etc/payrun/db-password"))
+        );
     }
 
     /// The top-level keys of `text` whose removal changes what the
@@ -318,10 +385,11 @@ mod tests {
                 &[
                     "default_payout_method_id",
                     "default_phone_region",
-                    "report_language",
+                    "language",
+                    "number_format",
+                    "default_currency",
                     "require_approval",
                     "sender",
-                    "columns",
                 ],
             ),
             (
@@ -369,6 +437,67 @@ mod tests {
         }
     }
 
+    /// The French template is what a French Excel opens in columns and
+    /// what the readers take as it is: `;`, a byte-order mark, every line
+    /// ended, French words, headers the readers know without a table.
+    #[test]
+    fn the_french_template_is_french_through() {
+        let csv = payroll_csv(ReportLanguage::Fr).unwrap();
+        assert!(
+            csv.starts_with("\u{feff}Référence;Compte;Montant;Devise;"),
+            "{csv}"
+        );
+        assert!(csv.ends_with('\n'), "{csv}");
+        assert!(
+            csv.contains("Salaire mai 2026") && csv.contains(";197 500;"),
+            "{csv}"
+        );
+        assert!(!csv.contains("Salary"), "{csv}");
+        for lang in [ReportLanguage::En, ReportLanguage::Fr] {
+            for h in headers(lang) {
+                assert!(recognise(h).is_some(), "{h} is not read without a table");
+            }
+        }
+        let cfg = Config::parse(&config_toml(ReportLanguage::Fr)).unwrap();
+        assert_eq!(cfg.number_format, Some(crate::config::NumberFormat::Fr));
+        assert_eq!(cfg.default_currency.as_deref(), Some("XOF"));
+    }
+
+    /// `init --from` matches headers as the readers do: a file with
+    /// `Numéro Mobile Money` and no currency column gets a config that
+    /// reads it as it is.
+    #[test]
+    fn a_config_for_a_file_reads_that_file() {
+        let hs: Vec<String> = ["Nom", "Prénom", "Numéro Mobile Money", "Montant"]
+            .map(String::from)
+            .to_vec();
+        for lang in [ReportLanguage::En, ReportLanguage::Fr] {
+            let text = config_for_file(lang, &hs);
+            assert!(!text.contains("not recognised"), "{text}");
+            assert!(!text.contains("still missing"), "{text}");
+            assert!(
+                text.contains("\"Numéro Mobile Money\" = \"account_id\""),
+                "{text}"
+            );
+            let cfg = Config::parse(&text).unwrap();
+            assert_eq!(cfg.default_currency.as_deref(), Some("XOF"), "{text}");
+            let cols = crate::validate::columns::Columns::resolve(
+                hs.iter().map(String::as_str),
+                &cfg.columns,
+                &[Col::PayoutMethodId, Col::Currency],
+            );
+            assert!(cols.is_ok(), "{:?}", cols.err());
+        }
+        // A file that has a currency column keeps the English default unset.
+        let mut with = hs.clone();
+        with.push("Devise".into());
+        let cfg = Config::parse(&config_for_file(ReportLanguage::En, &with)).unwrap();
+        assert_eq!(cfg.default_currency, None);
+        // Still missing: named, and only what no default covers.
+        let t = columns_table(&["Montant".to_string()], &[Col::PayoutMethodId]);
+        assert!(t.contains("still missing (required): account_id, currency, beneficiary_firstname, beneficiary_lastname\n"), "{t}");
+    }
+
     #[test]
     fn columns_table_maps_french_headers_and_flags_unknown_ones() {
         let hs: Vec<String> = [
@@ -381,7 +510,7 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let t = columns_table(&hs);
+        let t = columns_table(&hs, &[Col::PayoutMethodId]);
         assert!(t.contains("\"Montant\" = \"amount\""), "{t}");
         assert!(t.contains("\"Prénom\" = \"beneficiary_firstname\""), "{t}");
         assert!(

@@ -357,8 +357,8 @@ fn initiate_only_writes_an_approval_page_that_renders_in_a_browser() {
     let page = w.path("approval-run-1.html");
     let html = std::fs::read_to_string(&page).unwrap();
     // 8 XOF rows: 101000+102000+104000+105000+107000+108000+110000+111000.
-    assert!(html.contains("848000 XOF"), "{html}");
-    assert!(html.contains("418000 GHS"), "{html}");
+    assert!(html.contains("848,000 XOF"), "{html}");
+    assert!(html.contains("418,000 GHS"), "{html}");
     assert!(html.contains("Ama &lt;b&gt;&amp;&lt;/b&gt;"), "escaped");
     let sha = payrun::engine::import::file_sha256(&file).unwrap();
     assert!(html.contains(&sha), "the file's hash is shown");
@@ -380,14 +380,14 @@ fn initiate_only_writes_an_approval_page_that_renders_in_a_browser() {
         ],
     );
     assert_eq!(code(&out), 0, "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("XOF: 8 payout(s), total 848000"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("XOF: 8 payout(s), total 848,000"));
     assert_eq!(std::fs::read_to_string(&again).unwrap(), html);
     // It refuses to write over the database.
     let out = payrun(w.dir.path(), &["summary", "--db", &db, "--html", &db]);
     assert_eq!(code(&out), 1, "{}", text(&out));
     check_in_chromium(
         &page,
-        &["848000 XOF", "418000 GHS", "Payroll run 1: approval"],
+        &["848,000 XOF", "418,000 GHS", "Payroll run 1: approval"],
     );
 }
 
@@ -397,9 +397,13 @@ fn init_writes_a_working_start_and_never_overwrites() {
     let out = payrun(w.dir.path(), &["init", "--lang", "fr"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
     let toml = std::fs::read_to_string(w.path("payrun.toml")).unwrap();
-    assert!(toml.contains("report_language = \"fr\""), "{toml}");
+    assert!(toml.contains("language = \"fr\"\n"), "{toml}");
+    assert!(toml.contains("number_format = \"fr\"\n"), "{toml}");
     let csv = std::fs::read_to_string(w.path("payroll-template.csv")).unwrap();
-    assert!(csv.starts_with("Référence,Compte,Montant,Devise"), "{csv}");
+    assert!(
+        csv.starts_with("\u{feff}Référence;Compte;Montant;Devise"),
+        "{csv}"
+    );
     let mut book: Xlsx<_> = open_workbook(w.path("payroll-template.xlsx")).unwrap();
     let first = book.worksheet_range_at(0).unwrap().unwrap();
     assert_eq!(first.get((0, 2)), Some(&Data::String("Montant".into())));
@@ -458,18 +462,23 @@ fn status_says_which_database_it_reads() {
 #[test]
 fn every_subcommand_help_has_an_example_the_key_and_the_exit_codes() {
     let dir = tempfile::tempdir().unwrap();
-    for sub in [
-        "validate",
-        "run",
-        "status",
-        "report",
-        "reconcile",
-        "summary",
-        "init",
-        "sandbox",
-        "pay",
-        "approve",
+    // Every subcommand `payrun --help` lists, so a new one is checked too.
+    let top = payrun(dir.path(), &["--help"]);
+    let top = String::from_utf8_lossy(&top.stdout).to_string();
+    let subs: Vec<&str> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|s| *s != "help")
+        .collect();
+    for expected in [
+        "validate", "run", "init", "sandbox", "probe", "cancel", "approve",
     ] {
+        assert!(subs.contains(&expected), "{expected} not in {subs:?}");
+    }
+    for sub in subs {
         let out = payrun(dir.path(), &[sub, "--help"]);
         assert_eq!(code(&out), 0, "{sub}");
         let help = String::from_utf8_lossy(&out.stdout);
@@ -479,5 +488,251 @@ fn every_subcommand_help_has_an_example_the_key_and_the_exit_codes() {
             help.contains("Exit codes: 0"),
             "{sub}: no exit codes\n{help}"
         );
+        // A file a help text names is one the repository has.
+        for word in help.split(|c: char| c.is_whitespace() || "()`,;".contains(c)) {
+            if word.ends_with(".md") {
+                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(word);
+                assert!(
+                    path.exists(),
+                    "{sub} --help names {word}, which does not exist"
+                );
+            }
+        }
     }
+}
+
+/// Every relative link of README.md, ARCHITECTURE.md and docs/*.md
+/// resolves to a file of the repository (an anchor after `#` aside).
+#[test]
+fn every_relative_link_in_the_docs_resolves() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            pages.push(p);
+        }
+    }
+    let mut broken = Vec::new();
+    let mut seen = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        // `[text](target)`: the target up to the closing bracket.
+        for (at, _) in text.match_indices("](") {
+            let rest = &text[at + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = rest[..end].trim();
+            let target = target.split_whitespace().next().unwrap_or("");
+            if target.is_empty()
+                || target.starts_with('#')
+                || target.contains("://")
+                || target.starts_with("mailto:")
+            {
+                continue;
+            }
+            let file = target.split('#').next().unwrap();
+            seen += 1;
+            if !page.parent().unwrap().join(file).exists() {
+                broken.push(format!("{}: {target}", page.display()));
+            }
+        }
+        // "the README's ... section" style pointers to the sandbox's
+        // magic accounts are links now.
+        assert!(
+            !text.contains("the README's sandbox section"),
+            "{}: points to a README section that moved",
+            page.display()
+        );
+    }
+    assert!(
+        seen > 10,
+        "only {seen} relative links found: is the parser right?"
+    );
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+/// A payrun command in `w`'s folder as OS user `user` (four eyes need
+/// two people), without --quiet: what a clerk sees.
+fn clerk(w: &Work, user: &str, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env("PAYRUN_API_KEY", KEY)
+        .env("XDG_DATA_HOME", w.path("data"))
+        .env("PAYRUN_BACKOFF_MS", TEST_BACKOFF_MS)
+        .env("USER", user)
+        .env_remove("RUST_LOG")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The Bar of the French issue: a French payroll as Excel saves it (its
+/// own headers, `;`, a BOM, CRLF, `150 000` amounts, accounts typed with
+/// spaces) goes from `payrun init --lang fr --from FILE` to a paid run on
+/// the sandbox with no edit of the config but the provider's URL and the
+/// sender, and every output for people is in French with grouped amounts.
+#[test]
+fn a_french_payroll_from_init_to_paid_in_french() {
+    const N: usize = 30;
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let mut csv = String::from("\u{feff}Nom;Prénom;Numéro Mobile Money;Montant\r\n");
+    let mut total = 0u64;
+    for i in 0..N {
+        let amount = 150_000 + 1_000 * i as u64;
+        total += amount;
+        let thousands = amount / 1000;
+        csv.push_str(&format!(
+            "Koffi{i};Aya;07 08 12 {:02} {:02};{thousands} 000\r\n",
+            i / 10 + 10,
+            i % 10 + 10
+        ));
+    }
+    assert_eq!(total, 4_935_000);
+    let file = w.write("paie-novembre.csv", &csv);
+    let name = "paie-novembre.csv";
+
+    // 1. init writes the config that reads the file as it is.
+    let out = clerk(&w, "awa", &["init", "--lang", "fr", "--from", name]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(!shown.contains("not recognised"), "{shown}");
+    assert!(!shown.contains("still missing"), "{shown}");
+    let written = std::fs::read_to_string(w.path("payrun.toml")).unwrap();
+    for key in [
+        "language = \"fr\"",
+        "number_format = \"fr\"",
+        "default_currency = \"XOF\"",
+    ] {
+        assert!(written.contains(key), "{key} not in\n{written}");
+    }
+    // 2. The only edits: the provider's URL and the sender.
+    let edited = format!(
+        "base_url = \"{}\"\n{}",
+        sb.base_url(),
+        written
+            .replace("payroll@example.com", "paie@entreprise.ci")
+            .replace("firstname = \"Payroll\"", "firstname = \"Service\"")
+            .replace("lastname = \"Office\"", "lastname = \"Paie\"")
+    );
+    std::fs::write(w.path("payrun.toml"), &edited).unwrap();
+
+    // 3. validate: every row read, in French, the total grouped.
+    let out = clerk(&w, "awa", &["validate", name, "--rejected", "rejets.csv"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("30 ligne(s), 30 valide(s), 0 rejetée(s)"),
+        "{shown}"
+    );
+    assert!(shown.contains("4\u{202f}935\u{202f}000"), "{shown}");
+    assert!(shown.contains("Toutes les lignes sont valides."), "{shown}");
+    assert!(
+        shown.contains("rien n'est écrit dans rejets.csv"),
+        "{shown}"
+    );
+    assert!(
+        !w.path("rejets.csv").exists(),
+        "no header-only rejected file"
+    );
+
+    // 4. Initiate, approve (someone else), execute.
+    let db = w.db().display().to_string();
+    let report = "rapport.csv";
+    let run = |user: &str, extra: &[&str]| {
+        let mut args = vec!["run", name, "--db", &db, "--report", report, "--as", user];
+        args.extend_from_slice(extra);
+        clerk(&w, &user.to_lowercase(), &args)
+    };
+    let out = run("Awa", &["--initiate-only"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let page = std::fs::read_to_string(w.path("approval-run-1.html")).unwrap();
+    for french in [
+        "<html lang=\"fr\">",
+        "PAS ENCORE APPROUVÉ",
+        "Totaux par devise",
+        "4\u{202f}935\u{202f}000 XOF",
+        "150\u{202f}000",
+        "Bénéficiaires",
+    ] {
+        assert!(page.contains(french), "{french} not in the approval page");
+    }
+    let totals = std::fs::read_to_string(w.path("approval-run-1.csv")).unwrap();
+    assert!(
+        totals.starts_with("\u{feff}devise;nombre;total;remarque"),
+        "{totals}"
+    );
+    assert!(
+        totals.contains("XOF;30;4935000;"),
+        "amounts stay numbers: {totals}"
+    );
+    let out = clerk(
+        &w,
+        "kofi",
+        &["approve", "1", "--as", "Kofi", "--yes", "--db", &db],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let out = run("Awa", &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for french in [
+        "devise   état",
+        "exécuté",
+        "4\u{202f}935\u{202f}000",
+        "débit\u{a0}: aucune limite atteinte",
+        "rapport\u{a0}: rapport.csv",
+        "suite\u{a0}: les 30 paiement(s) sont exécutés",
+    ] {
+        assert!(err.contains(french), "{french} not in\n{err}");
+    }
+    // The summary, the rate, the report's path and the verdict: French.
+    // (The progress log lines and the four-eyes event lines, `payrun: `
+    // before them, are not translated yet.)
+    let for_people = err
+        .lines()
+        .filter(|l| !l.starts_with("payrun: ") || l.starts_with("payrun: suite"));
+    for line in for_people {
+        for english in ["executed", "next:", "report:", "settled at", "calls/s"] {
+            assert!(!line.contains(english), "{english} in {line}\n{err}");
+        }
+    }
+    // Paid once each, as typed (the provider got the account without spaces).
+    let ledger = sb.ledger();
+    assert_eq!(ledger.transactions.len(), N);
+    assert!(ledger.transactions.iter().all(|t| t.debits == 1));
+    let body = std::fs::read_to_string(w.path(report)).unwrap();
+    assert!(
+        body.starts_with("\u{feff}ligne;id_transaction;compte;bénéficiaire;montant"),
+        "{body}"
+    );
+    assert!(
+        body.contains(";07 08 12 10 10;Aya Koffi0;150000;XOF;executed;"),
+        "{body}"
+    );
+
+    // 5. The summary and its page, in French, rendered by a browser.
+    let out = clerk(
+        &w,
+        "awa",
+        &["summary", "1", "--db", &db, "--html", "page.html"],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("lot 1  paie-novembre.csv"), "{shown}");
+    assert!(
+        shown.contains("XOF: 30 paiement(s), total 4\u{202f}935\u{202f}000"),
+        "{shown}"
+    );
+    check_in_chromium(
+        &w.path("page.html"),
+        &[
+            // (the DOM dump writes U+00A0 as &nbsp;)
+            "Lot de paie 1&nbsp;: approbation",
+            "4\u{202f}935\u{202f}000 XOF",
+            "Approuvé par Kofi",
+            "<td>exécuté</td>",
+        ],
+    );
+    let _ = file;
 }

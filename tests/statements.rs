@@ -426,6 +426,16 @@ fn a_statement_speaks_about_its_provider_and_dates_and_a_duplicate_never_settles
     paid_once_per_person(&ledger, &[&tx_one[0], &tx_one[1]]);
 }
 
+/// The payroll the workbook fixtures' statements speak about: three
+/// payouts the provider paid and one it failed, all answered ambiguously
+/// (magic accounts …503, …513, …504), and one paid cleanly.
+const WORKBOOK_PAYROLL: &str = "transaction_id,account_id,amount,currency,payout_method_id,beneficiary_firstname,beneficiary_lastname\n\
+    PAIE-2611-001,22501000000000503,25000,XOF,momo,Awa,Koné\n\
+    PAIE-2611-002,22502000000000513,30000,XOF,momo,Bo,Lee\n\
+    PAIE-2611-003,22503000000000504,1250000,XOF,momo,Chi,Obi\n\
+    PAIE-2611-004,22504000000000503,1250.50,EUR,momo,Dee,Ama\n\
+    PAIE-2611-005,2250700000017,18000,XOF,momo,Eli,Sow\n";
+
 /// A LibreOffice-written workbook statement (tests/fixtures/
 /// make-statement-xlsx.sh): a cover sheet without the statement's headers
 /// (skipped and named), then the operations below two title rows, amounts
@@ -441,13 +451,7 @@ fn a_workbook_statement_with_a_cover_sheet_settles_like_its_csv() {
     let w = Work::new();
     w.write("payrun.toml", PORTAL_CONFIG);
     std::fs::copy(&fixture, w.path("releve-novembre.xlsx")).unwrap();
-    let payroll = "transaction_id,account_id,amount,currency,payout_method_id,beneficiary_firstname,beneficiary_lastname\n\
-        PAIE-2611-001,22501000000000503,25000,XOF,momo,Awa,Koné\n\
-        PAIE-2611-002,22502000000000513,30000,XOF,momo,Bo,Lee\n\
-        PAIE-2611-003,22503000000000504,1250000,XOF,momo,Chi,Obi\n\
-        PAIE-2611-004,22504000000000503,1250.50,EUR,momo,Dee,Ama\n\
-        PAIE-2611-005,2250700000017,18000,XOF,momo,Eli,Sow\n";
-    let file = w.write("paie.csv", payroll);
+    let file = w.write("paie.csv", WORKBOOK_PAYROLL);
     let out = w.run(&file, &sb.base_url(), &["--ambiguous", "hold"]);
     assert_eq!(code(&out), 3, "{}", text(&out));
     let out = reconcile(&w, &["--statement", "releve-novembre.xlsx"]);
@@ -480,5 +484,79 @@ fn a_workbook_statement_with_a_cover_sheet_settles_like_its_csv() {
     );
     let ledger = sb.ledger();
     assert_eq!(ledger.get("PAIE-2611-002").unwrap().status, "FAILED");
+    assert_eq!(code(&reconcile(&w, &[])), 0, "nothing left open");
+}
+
+/// A LibreOffice-written `.ods` statement with one sheet per currency
+/// (tests/fixtures/make-statement-ods.sh): a cover sheet (skipped and
+/// named), a hidden draft sheet whose line contradicts the real one (never
+/// read, and named), then "XOF" and "EUR", each below a title row, with a
+/// "Sous-total" row equal to its lines. Lines are named by their sheet.
+/// `--sheet EUR` reads that sheet alone (the XOF payouts are then missing
+/// from it); the whole workbook settles every unknown payout: exit 0.
+#[test]
+fn a_statement_workbook_with_a_sheet_per_currency_is_read_sheet_by_sheet() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/releve-par-devise.ods");
+    let sb = Sandbox::start(SandboxConfig {
+        non_idempotent_execute: true,
+        ..SandboxConfig::default()
+    });
+    let w = Work::new();
+    w.write("payrun.toml", PORTAL_CONFIG);
+    std::fs::copy(&fixture, w.path("releve.ods")).unwrap();
+    let file = w.write("paie.csv", WORKBOOK_PAYROLL);
+    let out = w.run(&file, &sb.base_url(), &["--ambiguous", "hold"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+
+    let out = reconcile(&w, &["--statement", "releve.ods", "--sheet", "EUR"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let said = stdout(&out);
+    assert!(
+        said.contains("PAIE-2611-004: unknown -> executed (statement line 4"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        !said.contains("PAIE-2611-001: unknown ->"),
+        "{}",
+        text(&out)
+    );
+    let recon = read_csv(&w.path("reconciliation.csv"));
+    let missing = recon
+        .iter()
+        .filter(|r| &r[0] == "missing_from_statement")
+        .count();
+    assert_eq!(missing, 4, "{recon:?}");
+
+    let out = reconcile(&w, &["--statement", "releve.ods"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let said = stdout(&out);
+    for (id, to, place) in [
+        ("PAIE-2611-001", "executed", "sheet \"XOF\" line 4"),
+        ("PAIE-2611-002", "execute_failed", "sheet \"XOF\" line 5"),
+        ("PAIE-2611-003", "executed", "sheet \"XOF\" line 6"),
+    ] {
+        assert!(
+            said.contains(&format!("{id}: unknown -> {to} (statement {place}")),
+            "{id}: {}",
+            text(&out)
+        );
+    }
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    for expected in [
+        "sheet \"Synthèse\" has no statement header row",
+        "sheet \"Brouillon\" is hidden (or a chart): not read",
+        "sheet \"XOF\": row 1 before the header row (row 3) was skipped",
+        "sheet \"XOF\" line 8 (\"Sous-total 1323000 XOF\") is a total line, equal to the sum",
+        "sheet \"EUR\" line 5",
+    ] {
+        assert!(err.contains(expected), "{expected}: {err}");
+    }
+    let recon = read_csv(&w.path("reconciliation.csv"));
+    let sheets: Vec<(&str, &str)> = recon.iter().map(|r| (&r[3], &r[14])).collect();
+    assert!(sheets.contains(&("PAIE-2611-004", "EUR")), "{sheets:?}");
+    assert!(sheets.contains(&("PAIE-2611-005", "XOF")), "{sheets:?}");
+    assert_eq!(sb.ledger().get("PAIE-2611-004").unwrap().debits, 1);
     assert_eq!(code(&reconcile(&w, &[])), 0, "nothing left open");
 }

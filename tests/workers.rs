@@ -566,3 +566,87 @@ fn sandbox_and_a_postgres_database_are_refused_together_without_the_password() {
     assert!(all.contains("postgres://pay:***@127.0.0.1:1/none"), "{all}");
     assert!(!all.contains("s3cret"), "{all}");
 }
+
+/// `payrun cancel` and `payrun reconcile` settling payouts coordinate with
+/// live workers (issue 31): refused, naming the worker (host, pid, lease)
+/// and changing nothing, while one may still send; carried out once it
+/// stopped.
+#[test]
+fn cancel_and_reconcile_are_refused_while_a_worker_may_still_send() {
+    let Some(schema) =
+        Schema::fresh("cancel_and_reconcile_are_refused_while_a_worker_may_still_send")
+    else {
+        return;
+    };
+    let db = schema.url();
+    let (sb, w, file) = start(SandboxConfig::default());
+    let out = worker(&w, &file, &sb.base_url(), &db, "a", &[])
+        .arg("--import-only")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let mut c = schema.client();
+    let run: i64 = c.query_one("SELECT id FROM runs", &[]).unwrap().get(0);
+    let tx: String = c
+        .query_one(
+            "SELECT transaction_id FROM payouts ORDER BY id LIMIT 1",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    // A worker of the run, live on another machine.
+    c.execute(
+        "INSERT INTO workers (run_id, host, pid) VALUES ($1, 'box-b', 812)",
+        &[&run],
+    )
+    .unwrap();
+    let payrun = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_payrun"))
+            .current_dir(w.dir.path())
+            .env("XDG_DATA_HOME", w.path("data"))
+            .env_remove("PAYRUN_LEASE_MS")
+            .args(args)
+            .args(["--db", &db])
+            .output()
+            .unwrap()
+    };
+    let run_arg = run.to_string();
+    let cancelled = |c: &mut postgres::Client| -> i64 {
+        c.query_one(
+            "SELECT count(*) FROM payouts WHERE state = 'cancelled'",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    for args in [
+        vec!["cancel", run_arg.as_str()],
+        vec![
+            "reconcile",
+            "--mark",
+            "failed",
+            tx.as_str(),
+            "--reason",
+            "test",
+        ],
+    ] {
+        let out = payrun(&args);
+        let all = text(&out);
+        assert_eq!(code(&out), 1, "{args:?}: {all}");
+        assert!(
+            all.contains(&format!("of run {run} on box-b pid 812"))
+                && all.contains("live, lease 45.0 s")
+                && all.contains("Nothing was changed"),
+            "{args:?}: {all}"
+        );
+    }
+    assert_eq!(cancelled(&mut c), 0);
+    // Listing what is open only reads: it works alongside workers.
+    assert_eq!(code(&payrun(&["reconcile"])), 3);
+    // The worker stops (its calls over): the cancel is carried out.
+    c.execute("UPDATE workers SET stopped_at = now()", &[])
+        .unwrap();
+    let out = payrun(&["cancel", &run_arg]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(cancelled(&mut c), ROWS as i64);
+}

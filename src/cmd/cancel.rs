@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  payrun cancel 3 --db payrun.db\n\n\
+Reads and writes the database only; needs no API key (PAYRUN_API_KEY is not used).\n\n\
 Exit codes: 0 the run is ended; 1 error (no such run, lock held); \
 3 some payouts may be at the provider and were left for a resume.")]
 pub struct CancelArgs {
@@ -35,6 +36,7 @@ pub fn command(args: CancelArgs) -> Result<Exit> {
     if store.run(args.run)?.is_none() {
         bail!("no run {} in {}; `payrun status` lists them", args.run, db);
     }
+    super::db::exclude_workers(&mut store, Some(vec![args.run]))?;
     let done = store.cancel_run(args.run)?;
     let mut out = std::io::stdout().lock();
     writeln!(

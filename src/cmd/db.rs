@@ -6,14 +6,36 @@
 //! database always exists and is shared. Shown with its password hidden.
 
 use crate::config::Config;
+use crate::store::pg::password::Sources as PasswordSources;
 use crate::store::{Db, RunLock, Store};
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 
-/// The checkpoint a command uses.
+/// The checkpoint a command uses; for PostgreSQL, with its password found
+/// (`PGPASSWORD`, `database_password_file`, `PGPASSFILE` or `~/.pgpass`)
+/// when the connection string has none, and any warning about its file
+/// told on stderr.
 pub fn resolve(flag: Option<&Path>, cfg: &Config, sandbox: bool) -> Result<Db> {
     let path = crate::config::resolve_db(flag, cfg, sandbox)?;
-    Ok(from_path(path))
+    let mut db = from_path(path);
+    if let Db::Postgres(target) = &mut db {
+        for w in target.find_password(&password_sources(cfg))? {
+            eprintln!("payrun: warning: {w}");
+        }
+    }
+    Ok(db)
+}
+
+/// Where a PostgreSQL password may be, besides the connection string.
+fn password_sources(cfg: &Config) -> PasswordSources {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    PasswordSources {
+        env: var("PGPASSWORD").map(|v| v.to_string_lossy().into_owned()),
+        file: cfg.database_password_file.clone(),
+        pgpass: var("PGPASSFILE")
+            .map(PathBuf::from)
+            .or_else(|| dirs::home_dir().map(|h| h.join(".pgpass"))),
+    }
 }
 
 /// A path that reads `postgres://…` is a connection string.
@@ -35,9 +57,21 @@ pub fn open_existing(db: &Db, hint: &str) -> Result<Store> {
     Store::connect(db)
 }
 
+/// On a shared (PostgreSQL) database, before `reconcile` settles payouts
+/// or `cancel` ends a run: refused, naming them, while workers of `runs`
+/// (all: `None`) may still send; then no worker joins until the command
+/// ends (`Store::exclude_workers`). Nothing to do on a SQLite file, whose
+/// lock ([`lock`]) admits one process.
+pub fn exclude_workers(store: &mut Store, runs: Option<Vec<i64>>) -> Result<()> {
+    if !store.is_shared() {
+        return Ok(());
+    }
+    store.exclude_workers(runs, super::run::lease_terms_from_env()?)
+}
+
 /// One process at a time on a SQLite file (`run`, `reconcile`,
-/// `cancel`); none needed on PostgreSQL, whose writes are checked against
-/// each payout's state and lease.
+/// `cancel`); on PostgreSQL, workers share the database and an operator's
+/// change waits for none of them ([`exclude_workers`]).
 pub fn lock(db: &Db) -> Result<Option<RunLock>> {
     match db {
         Db::File(path) => Ok(Some(RunLock::acquire(path)?)),

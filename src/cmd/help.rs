@@ -105,7 +105,7 @@ and no --yes, not confirmed, no such run or database.";
 pub const INIT: &str = "\
 Examples:
   payrun init --lang fr                 # payrun.toml, payroll-template.csv/.xlsx
-  payrun init --from export.csv         # the [columns] table for its headers
+  payrun init --lang fr --from paie.csv # the payrun.toml that reads paie.csv
 
 Never overwrites a file. The API key is not written anywhere: set
 PAYRUN_API_KEY or `api_key_file`.
@@ -119,6 +119,17 @@ Example:
 Prints the test API key it accepts; clients send it as PAYRUN_API_KEY.
 
 Exit codes: 0 stopped by Ctrl-C or SIGTERM; 1 it could not start.";
+
+pub const PROBE: &str = "\
+Example:
+  PAYRUN_API_KEY=... payrun probe --base-url https://api.provider.example/v1
+
+Initiates one test payout (never executed) and asks the questions that
+move no money; prints what each answer means and a [provider] profile.
+The API key comes from PAYRUN_API_KEY or `api_key_file` in payrun.toml.
+
+Exit codes: 0 every finding ok; 1 could not proceed (no URL, no key,
+provider unreachable); 3 a finding to check (marked CHECK).";
 
 pub const PAY: &str = "\
 Example:

@@ -1,7 +1,8 @@
 //! `payrun init`: getting started. Writes a commented `payrun.toml` and a
 //! template payroll (CSV and `.xlsx`, English or French headers) into a
 //! directory, never overwriting a file; or, given an existing payroll with
-//! `--from`, prints the `[columns]` table for its headers.
+//! `--from`, the `payrun.toml` that reads it (its `[columns]` table, found
+//! by the readers' own header matching), and prints that table.
 
 use crate::config::ReportLanguage;
 use crate::exit::Exit;
@@ -18,17 +19,21 @@ const TEMPLATE_XLSX: &str = "payroll-template.xlsx";
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::help::INIT)]
 pub struct InitArgs {
-    /// Language of the template's headers and of reports.
+    /// Language of the template and of everything payrun writes for people
+    /// (the config's `language`; `fr` also sets `number_format = "fr"` and
+    /// `default_currency = "XOF"`).
     #[arg(long, value_enum, default_value = "en")]
     pub lang: ReportLanguage,
-    /// Print the `[columns]` table for this payroll's headers instead.
+    /// Write the payrun.toml that reads this payroll (its `[columns]`
+    /// table) instead of a template, and print the table; with a
+    /// payrun.toml already there, only print the table to paste.
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
     /// Worksheet to read, with --from on a workbook.
     #[arg(long, requires = "from")]
     pub sheet: Option<String>,
     /// Where to write the files.
-    #[arg(long, default_value = ".", conflicts_with = "from")]
+    #[arg(long, default_value = ".")]
     pub dir: PathBuf,
 }
 
@@ -49,16 +54,7 @@ fn create_new(path: &Path, bytes: &[u8], created: &mut Vec<PathBuf>) -> Result<(
 
 pub fn command(args: InitArgs) -> Result<Exit> {
     if let Some(file) = &args.from {
-        let source = crate::input::open(file, args.sheet.as_deref(), None)?;
-        let headers: Vec<String> = source.header().fields.iter().map(String::from).collect();
-        let mut out = std::io::stdout().lock();
-        writeln!(
-            out,
-            "# Paste into payrun.toml; then check with `payrun validate {}`.",
-            file.display()
-        )?;
-        out.write_all(template::columns_table(&headers).as_bytes())?;
-        return Ok(Exit::Ok);
+        return from_file(&args, file);
     }
     let files: [(&str, Vec<u8>); 3] = [
         (CONFIG_FILE, template::config_toml(args.lang).into_bytes()),
@@ -98,5 +94,36 @@ pub fn command(args: InitArgs) -> Result<Exit> {
         "next: fill {TEMPLATE_CSV} (or the .xlsx), then `payrun validate {TEMPLATE_CSV}` and \
          `payrun run {TEMPLATE_CSV} --sandbox` to rehearse"
     );
+    Ok(Exit::Ok)
+}
+
+/// `payrun init --from FILE`: the config that reads `file` as it is.
+fn from_file(args: &InitArgs, file: &Path) -> Result<Exit> {
+    let source = crate::input::open(file, args.sheet.as_deref(), None)?;
+    let headers: Vec<String> = source.header().fields.iter().map(String::from).collect();
+    let config = template::config_for_file(args.lang, &headers);
+    let path = args.dir.join(CONFIG_FILE);
+    let mut out = std::io::stdout().lock();
+    if path.exists() {
+        writeln!(
+            out,
+            "# {} exists and is left alone: paste this table into it; then check with `payrun validate {}`.",
+            path.display(),
+            file.display()
+        )?;
+    } else {
+        std::fs::create_dir_all(&args.dir)
+            .with_context(|| format!("cannot create {}", args.dir.display()))?;
+        create_new(&path, config.as_bytes(), &mut Vec::new())?;
+        eprintln!("wrote {} for {}", path.display(), file.display());
+        writeln!(
+            out,
+            "# The [columns] table written to {}; next: `payrun validate {}`.",
+            path.display(),
+            file.display()
+        )?;
+    }
+    let table = &config[config.rfind("[columns]\n").unwrap_or(0)..];
+    out.write_all(table.as_bytes())?;
     Ok(Exit::Ok)
 }

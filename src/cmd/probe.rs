@@ -14,6 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = super::help::PROBE)]
 pub struct ProbeArgs {
     /// Config file (default: ./payrun.toml if present): base_url, key, profile.
     #[arg(long)]

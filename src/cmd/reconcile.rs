@@ -137,6 +137,7 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
         };
         let reason = args.reason.clone().unwrap_or_default();
         let runs = runs_of(&store, &args.ids)?;
+        super::db::exclude_workers(&mut store, Some(runs.iter().copied().collect()))?;
         let mut write_error = None;
         lib::mark(&mut store, &args.ids, verdict, &reason, |id, to| {
             if let Err(e) = writeln!(out, "{id}: unknown -> {to} ({})", reason.trim()) {
@@ -148,6 +149,10 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
         }
         rewrite_reports(&store, runs, &inputs(&args, &db)?);
         return Ok(Exit::Ok);
+    }
+    // Settling payouts: not while a worker may still send.
+    if args.statement.is_some() || args.poll || args.resend {
+        super::db::exclude_workers(&mut store, args.run.map(|r| vec![r]))?;
     }
     if let Some(path) = &args.statement {
         return statement::command(&args, &db, &mut store, path, &mut out);

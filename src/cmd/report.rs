@@ -60,28 +60,27 @@ pub fn command(args: ReportArgs) -> Result<Exit> {
         None => crate::report::ReportStyle::default(),
     };
     let totals = write_report_styled(&store, run.id, &args.out, &style)?;
-    show_summary(&totals);
+    show_summary(&totals, style.language);
     eprintln!("report of run {}: {}", run.id, args.out.display());
     Ok(Exit::Ok)
 }
 
 /// The per-currency summary, on stderr (stdout stays free for scripts).
-pub fn show_summary(totals: &Totals) {
+pub fn show_summary(totals: &Totals, language: crate::lang::Language) {
     if totals.is_empty() {
         return;
     }
-    eprintln!(
-        "{:<8} {:<16} {:>8} {:>20}",
-        "currency", "state", "count", "total"
-    );
+    let t = language.text();
+    let [currency, state, count, total] = t.summary_header;
+    eprintln!("{currency:<8} {state:<20} {count:>8} {total:>20}");
     for (currency, states) in totals {
-        for (state, t) in states {
+        for (state, x) in states {
             eprintln!(
-                "{:<8} {:<16} {:>8} {:>20}",
+                "{:<8} {:<20} {:>8} {:>20}",
                 currency,
-                state.as_str(),
-                t.count,
-                t.total
+                t.state(state.as_str()),
+                x.count,
+                language.amount(&x.total.to_string())
             );
         }
     }

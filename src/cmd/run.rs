@@ -58,6 +58,15 @@ pub fn lease_from_env() -> Result<std::time::Duration> {
 /// lease, which must outlast it; real runs keep the default.
 const REQUEST_TIMEOUT_ENV: &str = "PAYRUN_REQUEST_TIMEOUT_MS";
 
+/// The lease terms of this machine's workers (`PAYRUN_LEASE_MS`, the
+/// request deadline), for the commands that must wait for them.
+pub fn lease_terms_from_env() -> Result<crate::store::LeaseTerms> {
+    Ok(crate::store::LeaseTerms {
+        lease: lease_from_env()?,
+        deadline: request_deadline_from_env()?,
+    })
+}
+
 fn request_deadline_from_env() -> Result<std::time::Duration> {
     match std::env::var(REQUEST_TIMEOUT_ENV) {
         Err(_) => Ok(crate::provider::REQUEST_TIMEOUT),
@@ -286,7 +295,15 @@ pub fn command(args: RunArgs) -> Result<Exit> {
             }
         };
         let outcome = engine::run(&settings, progress, shutdown, &notify).await?;
-        let (exit, result) = show_outcome(outcome, args.quiet, say, &args.file);
+        let language = settings.config.language();
+        let (exit, result) = show_outcome(
+            outcome,
+            args.quiet,
+            say,
+            &args.file,
+            language,
+            &settings.period,
+        );
         if let Some(result) = result {
             if say.json {
                 eprintln!("{result}");
@@ -363,6 +380,16 @@ fn show_event(e: &Event, say: Say) {
             super::approve::unapproved_line(u).replace("nothing was executed: ", "")
         )),
         Event::Settling(p) => say.info(&super::reconcile::settling_line(p)),
+        Event::Importing { file } => say.info(&format!(
+            "checking {file} and recording its rows as a new run (nothing is sent before every row is recorded)"
+        )),
+        Event::Imported { payouts, elapsed } => say.info(&format!(
+            "recorded {payouts} payout(s) in {:.1} s",
+            elapsed.as_secs_f64()
+        )),
+        Event::WritingReport { path } => {
+            say.info(&format!("writing the report {}", path.display()))
+        }
         Event::Skipped { rows } => say.info(&format!(
             "{rows} row(s) were already paid, are in flight, or were ended by earlier runs and are not \
              sent again; the report names the run and row of each"
@@ -371,25 +398,45 @@ fn show_event(e: &Event, say: Say) {
 }
 
 /// The rate payrun settled on, the 429s and the latency, in whole numbers,
-/// so an operator can choose a fixed rate for next time.
-fn show_rate(s: &crate::limiter::LimiterStats) {
-    let accepted = s
-        .delivered
-        .map_or_else(String::new, |d| format!(" (provider accepted {d:.0}/s)"));
+/// so an operator can choose a fixed rate for next time. Without a single
+/// 429 the run never met a limit: it says so, with the peak it reached,
+/// rather than a "settled" rate that is only where it stopped climbing.
+fn show_rate(s: &crate::limiter::LimiterStats, language: crate::lang::Language) {
+    let t = language.text();
+    eprintln!("{}", rate_line(s, t));
+}
+
+/// [`show_rate`]'s line.
+fn rate_line(s: &crate::limiter::LimiterStats, t: &crate::lang::Text) -> String {
     let latency = s
         .latency
         .map_or_else(|| "-".to_string(), |l| format!("{} ms", l.as_millis()));
-    eprintln!(
-        "rate: settled at {:.0} calls/s{accepted}; {} answer(s) 429 in {} congestion event(s); latency {latency}",
-        s.rate, s.rate_limited, s.congestion_events
-    );
+    let latency = (t.latency)(&latency);
+    if s.rate_limited == 0 {
+        let peak = s.peak.or(s.delivered).unwrap_or(s.rate);
+        return (t.rate_no_limit)(peak.round() as u64, &latency);
+    }
+    (t.rate_settled)(
+        s.rate.round() as u64,
+        s.rate_limited,
+        s.congestion_events,
+        &latency,
+    )
 }
 
 /// Shows how the run ended and chooses the exit code; returns the
 /// run-result object when the run sent requests. The verdict is shown even
 /// with `--quiet` (which hides progress only): a cron mail must say what
 /// to do.
-fn show_outcome(outcome: RunOutcome, quiet: bool, say: Say, file: &Path) -> (Exit, Option<Value>) {
+fn show_outcome(
+    outcome: RunOutcome,
+    quiet: bool,
+    say: Say,
+    file: &Path,
+    language: crate::lang::Language,
+    period: &str,
+) -> (Exit, Option<Value>) {
+    let t = language.text();
     let ran = match outcome {
         RunOutcome::Rejected(r) => {
             for e in r.first_errors.iter() {
@@ -422,7 +469,7 @@ fn show_outcome(outcome: RunOutcome, quiet: bool, say: Say, file: &Path) -> (Exi
                  repeat a recent payment of the same amount, or repeat another row of the file; \
                  nothing was recorded or sent. {}",
                 r.total,
-                engine::guard::WHAT_TO_DO
+                engine::guard::what_to_do(period)
             );
             return (Exit::Invalid, None);
         }
@@ -466,16 +513,13 @@ fn show_outcome(outcome: RunOutcome, quiet: bool, say: Say, file: &Path) -> (Exi
         say.info(&format!("note: {line}"));
     }
     if !quiet && !say.json {
-        super::report::show_summary(&ran.totals);
+        super::report::show_summary(&ran.totals, language);
         if let Some(stats) = &ran.limiter {
-            show_rate(stats);
+            show_rate(stats, language);
         }
-        eprintln!("report: {}", ran.report.display());
+        eprintln!("{}", (t.report_line)(&ran.report.display().to_string()));
         if let Some(f) = &ran.failed {
-            eprintln!(
-                "failed rows: {} (correct them and run that file: it pays those rows only)",
-                f.display()
-            );
+            eprintln!("{}", (t.failed_line)(&f.display().to_string()));
         }
     }
     let exit = match &ran.stop {
@@ -520,12 +564,11 @@ fn show_outcome(outcome: RunOutcome, quiet: bool, say: Say, file: &Path) -> (Exi
             path.display()
         ));
         let mut flags = Vec::new();
-        for (cur, t) in control {
-            say.info(&format!(
-                "  {cur}: {} payout(s), total {}",
-                t.count, t.total
-            ));
-            flags.push(format!("--expect-total {cur}={}", t.total));
+        for (cur, x) in control {
+            let total = language.amount(&x.total.to_string());
+            let line = (t.payouts_total)(x.count, &total, "");
+            say.info(&format!("  {cur}: {}", line.trim_end()));
+            flags.push(format!("--expect-total {cur}={}", x.total));
         }
         say.info(&format!(
             "approval page of run {}: {}",
@@ -555,8 +598,8 @@ fn show_outcome(outcome: RunOutcome, quiet: bool, say: Say, file: &Path) -> (Exi
         ));
     }
     let report = ran.report.display().to_string();
-    for line in ran.verdict.advice(ran.run_id, &report) {
-        say.info(&format!("next: {line}"));
+    for line in ran.verdict.advice_in(ran.run_id, &report, language) {
+        say.info(&format!("{}{line}", t.next));
     }
     let result = result_json(&ran, file, exit);
     (exit, Some(result))

@@ -51,7 +51,10 @@ pub fn command(args: SummaryArgs) -> Result<Exit> {
                 .id
         }
     };
-    let page = html::gather(&store, run)?.with_context(|| format!("no run {run} in {db}"))?;
+    let language = cfg.language();
+    let t = language.text();
+    let page =
+        html::gather(&store, run, language)?.with_context(|| format!("no run {run} in {db}"))?;
     // The run's payroll too, now that the run is known (by its path as
     // recorded, and by its bytes from any folder).
     if args.html.is_some() {
@@ -60,27 +63,36 @@ pub fn command(args: SummaryArgs) -> Result<Exit> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "run {}  {}  sha256 {}  {} rows ({} rejected)",
-        page.run.id,
-        page.run.file_path,
-        page.run.file_sha256,
-        page.run.rows_total,
-        page.run.rows_rejected
+        "{}",
+        (t.summary_run)(
+            page.run.id,
+            &page.run.file_path,
+            &page.run.file_sha256,
+            page.run.rows_total,
+            page.run.rows_rejected
+        )
     )?;
     for (currency, states) in &page.totals {
         let count: u64 = states.values().map(|t| t.count).sum();
         let total: rust_decimal::Decimal = states.values().map(|t| t.total).sum();
-        writeln!(out, "  {currency}: {count} payout(s), total {total}")?;
+        let total = language.amount(&total.to_string());
+        // `XOF: 3 payout(s), total 6,091,999 XOF` without the last code.
+        let line = (t.payouts_total)(count, &total, "");
+        writeln!(out, "  {currency}: {}", line.trim_end())?;
     }
     for n in &page.notices {
-        writeln!(out, "  notice: {n}")?;
+        writeln!(out, "  {}{n}", t.summary_notice)?;
     }
     if let Some(f) = &page.approval {
-        writeln!(out, "  approval: {}", f.standing.describe())?;
+        let standing = match f.standing {
+            crate::signoff::Standing::NotApproved => t.not_approved_yet.to_string(),
+            ref other => other.describe(),
+        };
+        writeln!(out, "  {}{standing}", t.summary_approval)?;
     }
     out.flush()?;
     if let Some(path) = &args.html {
-        html::write_approval(&store, run, path)?;
+        html::write_approval(&store, run, path, language)?;
         eprintln!("approval page of run {run}: {}", path.display());
     }
     Ok(Exit::Ok)

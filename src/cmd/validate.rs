@@ -104,7 +104,7 @@ pub fn command(args: ValidateArgs) -> Result<Exit> {
             serde_json::to_writer_pretty(&mut out, &json)?;
             writeln!(out)?;
         }
-        Format::Text => write_text(&mut out, &args, &summary, &shown, not_shown)?,
+        Format::Text => write_text(&mut out, &args, &summary, &shown, not_shown, cfg.language())?,
     }
     out.flush()?;
     Ok(if summary.rejected > 0 {
@@ -129,15 +129,18 @@ fn write_text(
     summary: &Summary,
     shown: &[FieldError],
     not_shown: u64,
+    language: crate::lang::Language,
 ) -> Result<()> {
+    let t = language.text();
     writeln!(
         out,
-        "{}: {} row{}, {} valid, {} rejected",
-        args.file.display(),
-        summary.rows,
-        if summary.rows == 1 { "" } else { "s" },
-        summary.valid,
-        summary.rejected
+        "{}",
+        (t.validate_head)(
+            &args.file.display().to_string(),
+            summary.rows,
+            summary.valid,
+            summary.rejected
+        )
     )?;
     for notice in &summary.notices {
         writeln!(out, "Note: {notice}")?;
@@ -186,14 +189,23 @@ fn write_text(
         )?;
     }
     if !summary.currencies.is_empty() {
-        writeln!(out, "\nValid rows per currency:")?;
-        writeln!(out, "  {:<8} {:>9} {:>20}", "currency", "rows", "total")?;
-        for (code, t) in &summary.currencies {
-            writeln!(out, "  {:<8} {:>9} {:>20}", code, t.count, t.total)?;
+        writeln!(out, "\n{}", t.valid_per_currency)?;
+        let [currency, rows, total] = t.valid_table_header;
+        writeln!(out, "  {currency:<8} {rows:>9} {total:>20}")?;
+        for (code, x) in &summary.currencies {
+            let total = language.amount(&x.total.to_string());
+            writeln!(out, "  {:<8} {:>9} {:>20}", code, x.count, total)?;
         }
     }
     if summary.rejected == 0 {
-        writeln!(out, "\nAll rows are valid.")?;
+        writeln!(out, "\n{}", t.all_valid)?;
+        if let Some(p) = &args.rejected {
+            writeln!(
+                out,
+                "{}",
+                (t.no_rejected_file)(&p.display().to_string(), p.exists())
+            )?;
+        }
         return Ok(());
     }
     writeln!(out, "\nRejected rows:")?;

@@ -1,8 +1,7 @@
-//! The API key file (`api_key_file`), and any other file payrun reads a
-//! secret from ([`read_secret`], with the [`Secret`] it holds): one line
-//! of at most [`MAX_KEY_FILE_BYTES`], read from a regular file — never a
-//! device (`/dev/zero` would grow memory without end), a pipe (opened
-//! without waiting for a writer, then refused) or a directory.
+//! The API key file (`api_key_file`), and any other secret read from a
+//! file under the same rules (`database_password_file`): one line of at most
+//! [`MAX_KEY_FILE_BYTES`], read from a regular file — never a device
+//! (`/dev/zero` would grow memory without end), a pipe or a directory.
 //! Who may write it matters as much as who may read it: a file owned by
 //! another ordinary user is refused (they would choose the key payrun
 //! sends); one readable by the group or others is read with a warning
@@ -19,27 +18,6 @@ use std::path::Path;
 /// hundred characters; 4 KiB leaves room for any, and no more is read.
 pub const MAX_KEY_FILE_BYTES: usize = 4096;
 
-/// What a secret file holds, as messages name it.
-#[derive(Debug, Clone, Copy)]
-pub struct Secret {
-    /// "API key file": the file, in messages.
-    pub file: &'static str,
-    /// "api_key_file": the setting that names it.
-    pub setting: &'static str,
-    /// "the key": what its first line holds.
-    pub what: &'static str,
-    /// "PAYRUN_API_KEY": the environment variable that can hold it instead.
-    pub env: &'static str,
-}
-
-/// The API key file.
-pub const API_KEY: Secret = Secret {
-    file: "API key file",
-    setting: "api_key_file",
-    what: "the key",
-    env: "PAYRUN_API_KEY",
-};
-
 /// A key read from a file, with what the operator should hear about it.
 #[derive(Debug)]
 pub struct KeyFile {
@@ -48,40 +26,61 @@ pub struct KeyFile {
     pub warning: Option<String>,
 }
 
-/// Reads the key from `path` (see the module's rules).
-pub fn read(path: &Path) -> Result<KeyFile> {
-    read_secret(path, API_KEY)
+/// A secret read from a file under these rules, for its messages.
+#[derive(Debug, Clone, Copy)]
+pub struct Secret {
+    /// What the file is called ("API key file").
+    pub file: &'static str,
+    /// The config key naming it (`api_key_file`).
+    pub key: &'static str,
+    /// What it holds ("the key").
+    pub holds: &'static str,
+    /// The variable to use instead (`PAYRUN_API_KEY`).
+    pub env: &'static str,
 }
 
-/// Reads the secret `s` from the first line of `path` (see the module's
-/// rules); the warning, when the group or others may read it.
-pub fn read_secret(path: &Path, s: Secret) -> Result<KeyFile> {
+/// The provider's API key (`api_key_file`).
+pub const API_KEY: Secret = Secret {
+    file: "API key file",
+    key: "api_key_file",
+    holds: "the key",
+    env: "PAYRUN_API_KEY",
+};
+
+/// The PostgreSQL password (`database_password_file`, docs/store.md).
+pub const DATABASE_PASSWORD: Secret = Secret {
+    file: "database password file",
+    key: "database_password_file",
+    holds: "the password",
+    env: "PGPASSWORD",
+};
+
+/// Reads the key from `path` (see the module's rules).
+pub fn read(path: &Path) -> Result<KeyFile> {
+    read_secret(path, &API_KEY)
+}
+
+/// Reads the secret `what` from `path` (see the module's rules).
+pub fn read_secret(path: &Path, what: &Secret) -> Result<KeyFile> {
     let Secret {
         file: name,
-        setting,
-        what,
+        key: config_key,
+        holds,
         ..
-    } = s;
+    } = *what;
     let shown = path.display();
     let meta =
         std::fs::metadata(path).with_context(|| format!("cannot read the {name} {shown}"))?;
     if !meta.is_file() {
         bail!(
-            "the {name} {shown} is not a regular file ({}); point `{setting}` at a file \
-             holding {what} on its first line",
+            "the {name} {shown} is not a regular file ({}); point `{config_key}` at a file \
+             holding {holds} on its first line",
             kind(&meta)
         );
     }
-    let warning = access(path, &meta, s)?;
-    // Without waiting: a pipe put there since the look would block the
-    // open until someone writes to it; it is refused just below.
-    let mut options = std::fs::File::options();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let file = options
-        .open(path)
-        .with_context(|| format!("cannot read the {name} {shown}"))?;
+    let warning = access(path, &meta, what)?;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read the {name} {shown}"))?;
     // The file opened may not be the one looked at (replaced meanwhile).
     let opened = file
         .metadata()
@@ -100,12 +99,12 @@ pub fn read_secret(path: &Path, s: Secret) -> Result<KeyFile> {
         Some(end) => &head[..end],
         None if head.len() > MAX_KEY_FILE_BYTES => bail!(
             "the first line of the {name} {shown} is longer than {MAX_KEY_FILE_BYTES} bytes: \
-             it does not hold {what}; put {what} alone on the first line"
+             it does not hold {holds}; put {holds} alone on the first line"
         ),
         None => &head[..],
     };
     let Ok(line) = std::str::from_utf8(line) else {
-        bail!("the {name} {shown} does not hold text; put {what} alone on its first line");
+        bail!("the {name} {shown} does not hold text; put {holds} alone on its first line");
     };
     let key = line.trim();
     if key.is_empty() {
@@ -141,7 +140,7 @@ fn kind(meta: &std::fs::Metadata) -> &'static str {
 /// Refuses a key file another ordinary user owns; a warning when the
 /// group or others may read it.
 #[cfg(unix)]
-fn access(path: &Path, meta: &std::fs::Metadata, s: Secret) -> Result<Option<String>> {
+fn access(path: &Path, meta: &std::fs::Metadata, what: &Secret) -> Result<Option<String>> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
@@ -149,12 +148,12 @@ fn access(path: &Path, meta: &std::fs::Metadata, s: Secret) -> Result<Option<Str
     if owner != me && owner != 0 {
         bail!(
             "the {} {} belongs to user {owner}, not to you (user {me}) nor to root: \
-             whoever owns it chooses {} payrun uses. Make it yours (`chown`, then \
+             whoever owns it chooses {} payrun sends. Make it yours (`chown`, then \
              `chmod 600`), or set {}",
-            s.file,
+            what.file,
             path.display(),
-            s.what,
-            s.env
+            what.holds,
+            what.env
         );
     }
     let mode = meta.mode() & 0o777;
@@ -162,7 +161,7 @@ fn access(path: &Path, meta: &std::fs::Metadata, s: Secret) -> Result<Option<Str
         format!(
             "the {} {} can be read by {} (mode {mode:03o}): run `chmod 600 {}` \
              (for a secret mounted by a container platform, set its mode to 0400 or 0600 there)",
-            s.file,
+            what.file,
             path.display(),
             if mode & 0o007 != 0 {
                 "every user of this machine"
@@ -175,7 +174,7 @@ fn access(path: &Path, meta: &std::fs::Metadata, s: Secret) -> Result<Option<Str
 }
 
 #[cfg(not(unix))]
-fn access(_: &Path, _: &std::fs::Metadata, _: Secret) -> Result<Option<String>> {
+fn access(_: &Path, _: &std::fs::Metadata, _: &Secret) -> Result<Option<String>> {
     Ok(None)
 }
 
@@ -234,29 +233,6 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("does not hold text")
-        );
-    }
-
-    /// Another secret file (a database password's) is read by the same
-    /// rules, its messages naming it and its setting.
-    #[test]
-    fn another_secret_file_names_itself() {
-        let dir = tempfile::tempdir().unwrap();
-        let pw = Secret {
-            file: "database password file",
-            setting: "database_password_file",
-            what: "the password",
-            env: "PGPASSWORD",
-        };
-        let p = write(dir.path(), "pw", b"s3cret\n", 0o644);
-        let k = read_secret(&p, pw).unwrap();
-        assert_eq!(k.key.expose_secret(), "s3cret");
-        let w = k.warning.unwrap();
-        assert!(w.starts_with("the database password file"), "{w}");
-        let e = read_secret(dir.path(), pw).unwrap_err().to_string();
-        assert!(
-            e.contains("point `database_password_file` at a file holding the password"),
-            "{e}"
         );
     }
 

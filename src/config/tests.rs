@@ -119,3 +119,23 @@ fn concurrency_is_bounded_in_keys_and_flags() {
     assert!(Config::parse("concurrency = 5000").is_err());
     assert!(Config::parse("max_concurrency = 4096").is_ok());
 }
+
+/// `language` is the key; `report_language`, its name before it covered
+/// every page, still reads (existing configs keep working); both at once
+/// is an error naming the key.
+#[test]
+fn language_and_its_old_name() {
+    use crate::config::ReportLanguage;
+    assert_eq!(
+        Config::parse("language = \"fr\"").unwrap().language(),
+        ReportLanguage::Fr
+    );
+    assert_eq!(
+        Config::parse("report_language = \"fr\"")
+            .unwrap()
+            .language(),
+        ReportLanguage::Fr
+    );
+    assert_eq!(Config::parse("").unwrap().language(), ReportLanguage::En);
+    assert!(Config::parse("language = \"fr\"\nreport_language = \"en\"").is_err());
+}

@@ -82,20 +82,29 @@ pub fn check_expected(
     }
 }
 
-/// Writes `currency,count,total` to `path` for sign-off.
+/// Writes `currency,count,total,note` to `path` for sign-off, in the
+/// report's `style`: its delimiter, byte-order mark, decimal separator and
+/// the language of its header. Amounts stay numbers a spreadsheet sums
+/// (never grouped).
 pub fn write_approval(
     path: &Path,
     totals: &BTreeMap<String, Tally>,
     notes: &[String],
+    style: &crate::report::ReportStyle,
 ) -> Result<()> {
     crate::report::write_atomically(path, |f| {
-        let mut w = csv::Writer::from_writer(f);
-        w.write_record(["currency", "count", "total", "note"])?;
+        if style.bom {
+            std::io::Write::write_all(f, crate::report::style::BOM)?;
+        }
+        let mut w = csv::WriterBuilder::new()
+            .delimiter(style.delimiter)
+            .from_writer(f);
+        w.write_record(style.language.text().approval_csv_header)?;
         for (cur, t) in totals {
             w.write_record([
                 safe_cell(cur).as_ref(),
                 &t.count.to_string(),
-                &t.total.to_string(),
+                &style.amount(&t.total.to_string()),
                 "",
             ])?;
         }

@@ -40,6 +40,10 @@ pub(super) fn find_or_import(
     if !settings.new_run {
         import::refuse_if_edited_copy(store, &settings.file)?;
     }
+    notify(Event::Importing {
+        file: settings.file.display().to_string(),
+    });
+    let started = std::time::Instant::now();
     let imported = import::import(
         store,
         settings,
@@ -52,6 +56,10 @@ pub(super) fn find_or_import(
     )?;
     Ok(Ok(match imported {
         Imported::Run(id) => {
+            notify(Event::Imported {
+                payouts: store.payout_count(id)?,
+                elapsed: started.elapsed(),
+            });
             let skipped = store.skipped_count(id)?;
             if skipped > 0 {
                 notify(Event::Skipped { rows: skipped });

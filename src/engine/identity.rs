@@ -14,7 +14,6 @@
 
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -141,27 +140,32 @@ pub fn derived_id(key: &PayoutKey<'_>, batch: &Batch, occurrence: u32) -> String
 
 /// Numbers identical payouts within one file (every field of the derived
 /// id: account key, currency, amount, method) and remembers the first row
-/// of each. Keyed by a 16-byte digest so memory stays near 40 bytes per
-/// distinct payout.
-#[derive(Debug, Default)]
+/// of each. Keyed by a 16-byte digest of those fields, counted in the
+/// store's scratch database (`store::scratch`): memory stays bounded
+/// whatever the number of distinct payouts in the file.
+#[derive(Debug)]
 pub struct Occurrences {
-    seen: HashMap<[u8; 16], (u64, u32)>,
+    seen: crate::store::scratch::Occurrences,
 }
 
 impl Occurrences {
+    pub fn new() -> Result<Occurrences> {
+        Ok(Occurrences {
+            seen: crate::store::scratch::Occurrences::new()?,
+        })
+    }
+
     /// The occurrence number of this row (1 for the first), and the first
     /// row with the same payout when this one repeats it.
-    pub fn next(&mut self, key: &PayoutKey<'_>, row: u64) -> (u32, Option<u64>) {
+    pub fn next(&mut self, key: &PayoutKey<'_>, row: u64) -> Result<(u32, Option<u64>)> {
         let mut h = Sha256::new();
         for part in [key.account, key.currency, key.amount, key.method] {
             h.update(part.as_bytes());
             h.update([0]);
         }
         let digest: [u8; 16] = h.finalize()[..16].try_into().expect("16 bytes");
-        let slot = self.seen.entry(digest).or_insert((row, 0));
-        slot.1 += 1;
-        let first = (slot.1 > 1).then_some(slot.0);
-        (slot.1, first)
+        let (count, first) = self.seen.count(&digest, row)?;
+        Ok((count, (count > 1).then_some(first)))
     }
 }
 
@@ -283,23 +287,29 @@ mod tests {
 
     #[test]
     fn occurrences_number_identical_payouts() {
-        let mut o = Occurrences::default();
+        let mut o = Occurrences::new().unwrap();
         let k = |account, currency, amount, method| PayoutKey {
             account,
             amount,
             currency,
             method,
         };
-        assert_eq!(o.next(&k("A", "XOF", "10", "momo"), 2), (1, None));
-        assert_eq!(o.next(&k("B", "XOF", "10", "momo"), 3), (1, None));
-        assert_eq!(o.next(&k("A", "XOF", "10", "momo"), 4), (2, Some(2)));
-        assert_eq!(o.next(&k("A", "XOF", "10", "momo"), 5), (3, Some(2)));
-        assert_eq!(o.next(&k("A", "GHS", "10", "momo"), 6), (1, None));
-        assert_eq!(o.next(&k("A", "XOF", "11", "momo"), 7), (1, None));
+        assert_eq!(o.next(&k("A", "XOF", "10", "momo"), 2).unwrap(), (1, None));
+        assert_eq!(o.next(&k("B", "XOF", "10", "momo"), 3).unwrap(), (1, None));
+        assert_eq!(
+            o.next(&k("A", "XOF", "10", "momo"), 4).unwrap(),
+            (2, Some(2))
+        );
+        assert_eq!(
+            o.next(&k("A", "XOF", "10", "momo"), 5).unwrap(),
+            (3, Some(2))
+        );
+        assert_eq!(o.next(&k("A", "GHS", "10", "momo"), 6).unwrap(), (1, None));
+        assert_eq!(o.next(&k("A", "XOF", "11", "momo"), 7).unwrap(), (1, None));
         // The method is part of the id, so of the numbering too: two rows
         // of one payee that differ only in method keep their ids when
         // swapped.
-        assert_eq!(o.next(&k("A", "XOF", "10", "bank"), 8), (1, None));
+        assert_eq!(o.next(&k("A", "XOF", "10", "bank"), 8).unwrap(), (1, None));
     }
 
     /// Two rows of one payee differing only in method, in either order,
@@ -308,14 +318,14 @@ mod tests {
     fn reordering_rows_that_differ_in_method_keeps_their_ids() {
         let b = batch("2026-11");
         let ids = |methods: [&'static str; 2]| {
-            let mut o = Occurrences::default();
+            let mut o = Occurrences::new().unwrap();
             let mut out = std::collections::BTreeMap::new();
             for (row, method) in methods.into_iter().enumerate() {
                 let k = PayoutKey {
                     method,
                     ..key("+2250701100001", "1000")
                 };
-                let (occ, _) = o.next(&k, row as u64 + 2);
+                let (occ, _) = o.next(&k, row as u64 + 2).unwrap();
                 out.insert(method, derived_id(&k, &b, occ));
             }
             out

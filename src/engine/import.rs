@@ -227,7 +227,7 @@ pub fn import(
         skip_hidden_rows: settings.skip_hidden_rows,
         assume_no_hidden_rows: settings.assume_no_hidden_rows,
     };
-    let mut rules = Rules::new(batch, settings.allow_repeats, settings.repeat_window_days);
+    let mut rules = Rules::new(batch, settings.allow_repeats, settings.repeat_window_days)?;
     let (summary, first_errors) = scan_into(&mut imp, settings, input, &opts, &mut rules)?;
     if summary.rejected == 0 {
         // The file holds only its header: remove it, so that a rejected.csv

@@ -138,6 +138,17 @@ pub enum Event {
     /// Rows of the file already paid (or held) by earlier runs: listed in
     /// the report, not sent again.
     Skipped { rows: u64 },
+    /// The file is being checked and recorded as a new run (every row
+    /// validated, numbered, looked up among earlier payouts): a million
+    /// rows take seconds, said before they start.
+    Importing { file: String },
+    /// The import ended: this many payouts recorded, in this long.
+    Imported {
+        payouts: u64,
+        elapsed: std::time::Duration,
+    },
+    /// The report and the files beside it are being written.
+    WritingReport { path: PathBuf },
     /// This process works on the run as one of its workers (PostgreSQL).
     Joined {
         run_id: i64,
@@ -412,6 +423,9 @@ pub async fn run(
     if decide::run_settled(|s| counts.get(&s).copied().unwrap_or(0)) && stats.stop.is_none() {
         store.mark_finished(run.id)?;
     }
+    notify(Event::WritingReport {
+        path: settings.report.clone(),
+    });
     let written = outputs::write(&mut store, &run, settings, &snapshot)?;
     let skipped = store.skipped_count(run.id)?;
     let signoff = match settings.gate.required {

@@ -92,7 +92,7 @@ pub fn write(
             id = run.id
         )
     };
-    let style = report::ReportStyle::of_input(&settings.file, settings.config.report_language());
+    let style = report::ReportStyle::of_input(&settings.file, settings.config.language());
     // The verdict is read from the rows in the pass that writes the report;
     // nothing changes them between the two.
     let initiate_only = settings.engine.initiate_only;
@@ -101,14 +101,23 @@ pub fn write(
         verdict.add(r, initiate_only)
     })
     .with_context(again)?;
+    // Payouts settled by a re-send on the way: the verdict says so.
+    let resent: std::collections::BTreeSet<String> = store
+        .audit(run.id)?
+        .into_iter()
+        .filter(|l| l[2] == "resend")
+        .map(|[tx, ..]| tx)
+        .collect();
+    verdict.resent = resent.len() as u64;
     let overrides = store.overrides(run.id)?;
     let approval = if initiate_only {
         let control = approval::control_totals(&totals);
         let path = approval_totals(&settings.report, run.id);
-        approval::write_approval(&path, &control, &overrides.lines()).with_context(again)?;
+        approval::write_approval(&path, &control, &overrides.lines(), &style)
+            .with_context(again)?;
         // The page a manager approves before anything is executed.
         let page = approval_page(&settings.report, run.id);
-        report::html::write_approval(store, run.id, &page).with_context(again)?;
+        report::html::write_approval(store, run.id, &page, style.language).with_context(again)?;
         Some((path, control))
     } else {
         None

@@ -6,6 +6,7 @@
 //! body given to `on_finish`. It carries no secret: row numbers, ids,
 //! currencies and counts only.
 
+use crate::lang::Language;
 use crate::machine::State;
 use crate::store::ReportRow;
 use serde::Serialize;
@@ -37,19 +38,19 @@ impl Rows {
 
     /// `rows 3, 7 and 2 more`.
     pub fn describe(&self) -> String {
+        self.describe_in(Language::En)
+    }
+
+    /// [`Rows::describe`] in `language`.
+    pub fn describe_in(&self, language: Language) -> String {
         let shown: Vec<String> = self
             .rows
             .iter()
             .take(ROWS_SHOWN)
             .map(u64::to_string)
             .collect();
-        let word = if self.count == 1 { "row" } else { "rows" };
         let more = self.count.saturating_sub(shown.len() as u64);
-        if more > 0 {
-            format!("{word} {} and {more} more", shown.join(", "))
-        } else {
-            format!("{word} {}", shown.join(", "))
-        }
+        (language.text().rows_list)(self.count, &shown.join(", "), more)
     }
 }
 
@@ -69,6 +70,9 @@ pub struct Verdict {
     pub open: Rows,
     /// `cancelled`: ended by `payrun cancel`, never sent.
     pub cancelled: u64,
+    /// Payouts whose unknown outcome was settled by a re-send under the
+    /// same transaction id on the way (the audit trail's `resend` lines).
+    pub resent: u64,
 }
 
 impl Verdict {
@@ -110,45 +114,43 @@ impl Verdict {
             && self.waiting_top_up.is_empty()
     }
 
-    /// The advice, one line per kind of row, in the order to act on it.
-    /// `report` names the report file; `run_id` the run.
+    /// The advice, one line per kind of row, in the order to act on it,
+    /// in English (the `advice` of the JSON result). `report` names the
+    /// report file; `run_id` the run.
     pub fn advice(&self, run_id: i64, report: &str) -> Vec<String> {
+        self.advice_in(run_id, report, Language::En)
+    }
+
+    /// [`Verdict::advice`] in `language`, for people.
+    pub fn advice_in(&self, run_id: i64, report: &str, language: Language) -> Vec<String> {
+        let t = language.text();
         let mut out = Vec::new();
         for (currency, rows) in &self.waiting_top_up {
-            out.push(format!(
-                "{} wait for a top-up of the {currency} wallet: top it up, then run the same command again",
-                rows.describe()
-            ));
+            out.push((t.waiting_top_up)(&rows.describe_in(language), currency));
         }
         if self.unknown.count > 0 {
-            out.push(format!(
-                "{} may or may not have been paid: check them with the provider, then settle them with `payrun reconcile --run {run_id}`",
-                self.unknown.describe()
+            out.push((t.may_have_paid)(
+                &self.unknown.describe_in(language),
+                run_id,
             ));
         }
         if self.open.count > 0 {
-            out.push(format!(
-                "{} not finished: run the same command again to resume (or `payrun cancel {run_id}` to end the run)",
-                self.open.describe()
-            ));
+            out.push((t.not_finished)(&self.open.describe_in(language), run_id));
         }
         if self.failed.count > 0 {
-            out.push(format!(
-                "{} failed for good (the provider refused them; see {report}): correct them and pay them in a new file",
-                self.failed.describe()
+            out.push((t.failed_for_good)(
+                &self.failed.describe_in(language),
+                report,
             ));
         }
         if self.initiated > 0 && out.is_empty() {
-            out.push(format!(
-                "{} payout(s) initiated, no money moved: once approved, run again without --initiate-only",
-                self.initiated
-            ));
+            out.push((t.initiated_only)(self.initiated));
         }
         if out.is_empty() {
-            out.push(format!(
-                "all {} payout(s) executed; nothing left to do",
-                self.executed
-            ));
+            out.push((t.all_executed)(self.executed));
+            if self.resent > 0 {
+                out.push((t.settled_by_resend)(self.resent));
+            }
         }
         out
     }
@@ -212,6 +214,26 @@ mod tests {
         let approval = Verdict::of(&[row(2, "initiated", "INITIATED", "XOF")], true);
         assert!(approval.all_done());
         assert!(approval.advice(1, "r")[0].contains("without --initiate-only"));
+        // Settled by a re-send on the way: the verdict says so, in French too.
+        let resent = Verdict {
+            executed: 30,
+            resent: 7,
+            ..Verdict::default()
+        };
+        let lines = resent.advice(1, "r");
+        assert_eq!(lines[0], "all 30 payout(s) executed; nothing left to do");
+        assert!(
+            lines[1].starts_with("7 of them had an unknown outcome"),
+            "{lines:?}"
+        );
+        let lines = resent.advice_in(1, "r", Language::Fr);
+        assert!(
+            lines[0].starts_with("les 30 paiement(s) sont exécutés"),
+            "{lines:?}"
+        );
+        assert!(lines[1].contains("renvoi"), "{lines:?}");
+        let v = Verdict::of(&[row(3, "unknown", "", "XOF")], false);
+        assert!(v.advice_in(2, "r", Language::Fr)[0].starts_with("ligne 3\u{a0}:"));
         let stopped = Verdict::of(&[row(2, "initiated", "INITIATED", "XOF")], false);
         assert_eq!(stopped.open.count, 1);
     }

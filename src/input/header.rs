@@ -102,10 +102,10 @@ fn seek(
 /// "Relevé des opérations", "Compte : Wave CI", "Période : novembre"`).
 pub fn preamble_notice(preamble: &[Skipped], header_row: u64) -> Option<String> {
     let (first, last) = (preamble.first()?, preamble.last()?);
-    let rows = if first.row == last.row {
-        format!("row {}", first.row)
+    let (rows, were) = if first.row == last.row {
+        (format!("row {}", first.row), "was")
     } else {
-        format!("rows {} to {}", first.row, last.row)
+        (format!("rows {} to {}", first.row, last.row), "were")
     };
     let said: Vec<String> = preamble
         .iter()
@@ -115,7 +115,7 @@ pub fn preamble_notice(preamble: &[Skipped], header_row: u64) -> Option<String> 
         .collect();
     let more = if preamble.len() > 5 { ", …" } else { "" };
     Some(format!(
-        "{rows} before the header row (row {header_row}) were skipped, not read as data: {}{more}",
+        "{rows} before the header row (row {header_row}) {were} skipped, not read as data: {}{more}",
         said.join(", ")
     ))
 }

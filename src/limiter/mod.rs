@@ -39,6 +39,8 @@ pub struct Limiter {
 struct State {
     ctrl: Controller,
     in_flight: usize,
+    /// The highest delivered rate [`Limiter::stats`] has seen.
+    peak: Option<f64>,
 }
 
 /// Figures for the progress display and the run summary.
@@ -60,6 +62,10 @@ pub struct LimiterStats {
     pub in_flight: usize,
     /// Time left in a `Retry-After` pause, if one is running.
     pub paused_for: Option<Duration>,
+    /// The highest delivered rate seen by the stats taken so far (the
+    /// progress display takes them every tick): what the run reached when
+    /// it never met a limit.
+    pub peak: Option<f64>,
 }
 
 impl LimiterStats {
@@ -85,6 +91,7 @@ impl Limiter {
             state: Mutex::new(State {
                 ctrl: Controller::new(settings, Instant::now().into_std()),
                 in_flight: 0,
+                peak: None,
             }),
             freed: Notify::new(),
             stop: watch::Sender::new(false),
@@ -222,11 +229,16 @@ impl Limiter {
     }
 
     pub fn stats(&self) -> LimiterStats {
-        let s = self.lock();
+        let mut s = self.lock();
         let now = Instant::now().into_std();
+        let delivered = s.ctrl.delivered_rate();
+        if let Some(d) = delivered {
+            s.peak = Some(s.peak.map_or(d, |p| p.max(d)));
+        }
         LimiterStats {
+            peak: s.peak,
             rate: s.ctrl.rate(),
-            delivered: s.ctrl.delivered_rate(),
+            delivered,
             rate_limited: s.ctrl.rate_limited_count(),
             congestion_events: s.ctrl.congestion_events(),
             latency: s.ctrl.latency(),
@@ -404,6 +416,7 @@ mod tests {
             target_concurrency: 46,
             in_flight: 40,
             paused_for: Some(Duration::from_millis(4200)),
+            peak: Some(99.0),
         };
         assert_eq!(s.brief(), "rate 98/s, 429s 12, latency 312 ms, paused 5s");
         let s = LimiterStats {

@@ -7,6 +7,7 @@
 //! file of the same name). No script, no external resource: it renders the
 //! same offline, in a mail client or on paper. Every value is escaped.
 
+use crate::lang::Language;
 use crate::machine::State;
 use crate::store::{ReportRow, RunInfo, Store, Totals};
 use anyhow::Result;
@@ -28,6 +29,8 @@ pub struct ApprovalPage {
     pub audit: Vec<[String; 6]>,
     /// Four eyes: the preparer, the set to approve, the approval's standing.
     pub approval: Option<crate::signoff::Facts>,
+    /// The language of the page's words and amounts (config `language`).
+    pub language: Language,
 }
 
 /// HTML-escapes text for element content and quoted attributes.
@@ -46,8 +49,9 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// Reads what the page of `run_id` shows.
-pub fn gather(store: &Store, run_id: i64) -> Result<Option<ApprovalPage>> {
+/// Reads what the page of `run_id` shows, in `language`.
+pub fn gather(store: &Store, run_id: i64, language: Language) -> Result<Option<ApprovalPage>> {
+    let t = language.text();
     let Some(run) = store.run(run_id)? else {
         return Ok(None);
     };
@@ -60,26 +64,23 @@ pub fn gather(store: &Store, run_id: i64) -> Result<Option<ApprovalPage>> {
     let mut notices = Vec::new();
     let rejected = rows.iter().filter(|r| r.state == State::Rejected.as_str());
     for r in rejected {
-        notices.push(format!("row {} rejected: {}", r.row, r.provider_message));
+        notices.push((t.notice_rejected)(r.row, &r.provider_message));
     }
     // What the run was allowed beyond the rules: a second payment to a
     // person, a totals row used, rows left out as already paid.
     notices.extend(store.overrides(run_id)?.lines());
     let unknown = counts.get(&State::Unknown).copied().unwrap_or(0);
     if unknown > 0 {
-        notices.push(format!(
-            "{unknown} payout(s) have an unknown outcome: settle them with `payrun reconcile` before paying again"
-        ));
+        notices.push((t.notice_unknown)(unknown));
     }
     let name = Path::new(&run.file_path).file_name();
     for other in store.runs()? {
         if other.id != run.id && Path::new(&other.file_path).file_name() == name {
-            notices.push(format!(
-                "run {} of a file of the same name ({}, {}, {}) is also in this database: check this is not the same payroll again",
+            notices.push((t.notice_same_name)(
                 other.id,
-                other.file_path,
-                other.created_at,
-                if other.finished_at.is_some() { "finished" } else { "unfinished" }
+                &other.file_path,
+                &other.created_at,
+                other.finished_at.is_some(),
             ));
         }
     }
@@ -91,6 +92,7 @@ pub fn gather(store: &Store, run_id: i64) -> Result<Option<ApprovalPage>> {
         counts,
         rows,
         notices,
+        language,
     }))
 }
 
@@ -124,12 +126,15 @@ const SECTIONS: &[Section] = &[
 /// The page as one HTML document.
 pub fn render(p: &ApprovalPage) -> String {
     let mut h = String::new();
+    let t = p.language.text();
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+        "<!DOCTYPE html>\n<html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
          <meta name=\"payrun-run\" content=\"{id}\">\
-         <title>payrun run {id}: approval</title><style>{CSS}{BANNER}</style></head><body>\n",
+         <title>{title}</title><style>{CSS}{BANNER}</style></head><body>\n",
+        lang = t.html_lang,
         id = p.run.id,
+        title = escape(&(t.page_title)(p.run.id)),
         BANNER = super::signoff_html::CSS,
     );
     for section in SECTIONS {
@@ -143,61 +148,76 @@ pub fn render(p: &ApprovalPage) -> String {
 /// (`signoff_html`).
 fn approval_section(p: &ApprovalPage, h: &mut String) {
     if let Some(f) = &p.approval {
-        h.push_str(&super::signoff_html::section(f));
+        h.push_str(&super::signoff_html::section(f, p.language));
     }
 }
 
 /// The run: its number, file, SHA-256, label, provider, rows and states.
 fn run_section(p: &ApprovalPage, h: &mut String) {
     let run = &p.run;
-    let _ = write!(
-        h,
-        "<h1>Payroll run {id}: approval</h1>\n<table>\
-         <tr><th>File</th><td><code>{file}</code></td></tr>\
-         <tr><th>SHA-256</th><td><code>{sha}</code></td></tr>\
-         <tr><th>Period</th><td>{period}</td></tr>\
-         <tr><th>Label</th><td>{label}</td></tr>\
-         <tr><th>Provider</th><td>{provider}</td></tr>\
-         <tr><th>Created</th><td>{created}</td></tr>\
-         <tr><th>Rows</th><td>{rows} ({rejected} rejected)</td></tr>\
-         <tr><th>States</th><td>{states}</td></tr></table>\n",
-        id = run.id,
-        file = escape(&run.file_path),
-        sha = escape(&run.file_sha256),
-        label = escape(&run.label),
-        period = if run.period.is_empty() {
-            "(none recorded: a run from before periods)".to_owned()
-        } else {
-            escape(&run.period)
-        },
-        provider = escape(&run.provider),
-        created = escape(&run.created_at),
-        rows = run.rows_total,
-        rejected = run.rows_rejected,
-        states = escape(
-            &p.counts
-                .iter()
-                .map(|(s, n)| format!("{s} {n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    );
+    let t = p.language.text();
+    let _ = write!(h, "<h1>{}</h1>\n<table>", escape(&(t.page_heading)(run.id)));
+    let period = if run.period.is_empty() {
+        escape(t.no_period)
+    } else {
+        escape(&run.period)
+    };
+    let states = p
+        .counts
+        .iter()
+        .map(|(s, n)| format!("{} {n}", t.state(s.as_str())))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let values = [
+        format!("<code>{}</code>", escape(&run.file_path)),
+        format!("<code>{}</code>", escape(&run.file_sha256)),
+        period,
+        escape(&run.label),
+        escape(&run.provider),
+        escape(&run.created_at),
+        escape(&(t.rows_value)(run.rows_total, run.rows_rejected)),
+        escape(&states),
+    ];
+    for (name, value) in t.run_fields.iter().zip(values) {
+        let _ = write!(h, "<tr><th>{}</th><td>{value}</td></tr>", escape(name));
+    }
+    h.push_str("</table>\n");
+}
+
+/// A table's header row.
+fn head(h: &mut String, names: &[&str]) {
+    h.push_str("<table><thead><tr>");
+    for n in names {
+        let _ = write!(h, "<th>{}</th>", escape(n));
+    }
+    h.push_str("</tr></thead><tbody>\n");
 }
 
 /// Count and total per currency, with the breakdown per state.
 fn totals_section(p: &ApprovalPage, h: &mut String) {
-    h.push_str("<h2>Totals per currency</h2>\n<table><thead><tr><th>Currency</th><th>Payouts</th><th>Total</th><th>By state</th></tr></thead><tbody>\n");
+    let lang = p.language;
+    let t = lang.text();
+    let _ = writeln!(h, "<h2>{}</h2>", escape(t.totals_heading));
+    head(h, &t.totals_header);
     for (currency, states) in &p.totals {
         let count: u64 = states.values().map(|t| t.count).sum();
         let total: rust_decimal::Decimal = states.values().map(|t| t.total).sum();
         let by_state: Vec<String> = states
             .iter()
-            .map(|(s, t)| format!("{s}: {} ({})", t.count, t.total))
+            .map(|(s, x)| {
+                format!(
+                    "{}: {} ({})",
+                    t.state(s.as_str()),
+                    x.count,
+                    lang.amount(&x.total.to_string())
+                )
+            })
             .collect();
         let _ = writeln!(
             h,
             "<tr><td>{c}</td><td class=\"n\">{count}</td><td class=\"n total\">{total} {c}</td><td>{b}</td></tr>",
             c = escape(currency),
+            total = escape(&lang.amount(&total.to_string())),
             b = escape(&by_state.join(", "))
         );
     }
@@ -206,9 +226,10 @@ fn totals_section(p: &ApprovalPage, h: &mut String) {
 
 /// Rejected rows, unknown payouts, other runs of a file of the same name.
 fn notices_section(p: &ApprovalPage, h: &mut String) {
-    h.push_str("<h2>Notices</h2>\n");
+    let t = p.language.text();
+    let _ = writeln!(h, "<h2>{}</h2>", escape(t.notices_heading));
     if p.notices.is_empty() {
-        h.push_str("<p class=\"ok\">No notices: every row passed validation.</p>\n");
+        let _ = writeln!(h, "<p class=\"ok\">{}</p>", escape(t.no_notices));
         return;
     }
     h.push_str("<ul>\n");
@@ -220,7 +241,10 @@ fn notices_section(p: &ApprovalPage, h: &mut String) {
 
 /// Every beneficiary: row, name, account, transaction id, amount, state.
 fn beneficiaries_section(p: &ApprovalPage, h: &mut String) {
-    h.push_str("<h2>Beneficiaries</h2>\n<table><thead><tr><th>Row</th><th>Beneficiary</th><th>Account</th><th>Transaction id</th><th>Amount</th><th>State</th></tr></thead><tbody>\n");
+    let lang = p.language;
+    let t = lang.text();
+    let _ = writeln!(h, "<h2>{}</h2>", escape(t.beneficiaries_heading));
+    head(h, &t.beneficiaries_header);
     for r in &p.rows {
         let _ = writeln!(
             h,
@@ -229,33 +253,34 @@ fn beneficiaries_section(p: &ApprovalPage, h: &mut String) {
             escape(&r.beneficiary),
             escape(&r.account_id),
             escape(&r.transaction_id),
-            escape(&r.amount),
+            escape(&lang.amount(&r.amount)),
             escape(&r.currency),
-            escape(&r.state)
+            escape(t.state(&r.state))
         );
     }
     h.push_str("</tbody></table>\n");
 }
 
 /// Lines for the approver: name, date, signature.
-fn sign_off_section(_: &ApprovalPage, h: &mut String) {
-    h.push_str(
-        "<div class=\"sign\"><div>Approved by</div><div>Date</div><div>Signature</div></div>\n",
-    );
+fn sign_off_section(p: &ApprovalPage, h: &mut String) {
+    h.push_str("<div class=\"sign\">");
+    for line in p.language.text().sign_off {
+        let _ = write!(h, "<div>{}</div>", escape(line));
+    }
+    h.push_str("</div>\n");
 }
 
 /// The audit section: every settlement (statement, status call, operator,
 /// re-send) and override of the run, in order, with its reason.
 fn audit_section(p: &ApprovalPage, h: &mut String) {
     let audit = &p.audit;
-    h.push_str("<h2>Audit trail</h2>\n");
+    let t = p.language.text();
+    let _ = writeln!(h, "<h2>{}</h2>", escape(t.audit_heading));
     if audit.is_empty() {
-        h.push_str(
-            "<p class=\"ok\">Nothing settled by a statement, a status call, an operator or a re-send, and nothing allowed beyond the rules.</p>\n",
-        );
+        let _ = writeln!(h, "<p class=\"ok\">{}</p>", escape(t.audit_empty));
         return;
     }
-    h.push_str("<table><thead><tr><th>Time</th><th>Transaction id</th><th>Action</th><th>From</th><th>To</th><th>Reason</th></tr></thead><tbody>\n");
+    head(h, &t.audit_header);
     for [tx, at, action, from, to, reason] in audit {
         let _ = writeln!(
             h,
@@ -263,18 +288,18 @@ fn audit_section(p: &ApprovalPage, h: &mut String) {
             escape(at),
             escape(tx),
             escape(action),
-            escape(from),
-            escape(to),
+            escape(t.state(from)),
+            escape(t.state(to)),
             escape(reason)
         );
     }
     h.push_str("</tbody></table>\n");
 }
 
-/// Writes the approval page of `run_id` to `path` (whole or not at all).
-/// `false` when there is no such run.
-pub fn write_approval(store: &Store, run_id: i64, path: &Path) -> Result<bool> {
-    let Some(page) = gather(store, run_id)? else {
+/// Writes the approval page of `run_id` in `language` to `path` (whole
+/// or not at all). `false` when there is no such run.
+pub fn write_approval(store: &Store, run_id: i64, path: &Path, language: Language) -> Result<bool> {
+    let Some(page) = gather(store, run_id, language)? else {
         return Ok(false);
     };
     let html = render(&page);
@@ -341,6 +366,7 @@ mod tests {
                 "statement <releve>.csv (sha256 ab) line 4: Réussi".into(),
             ]],
             approval: None,
+            language: Language::En,
         }
     }
 
@@ -354,12 +380,43 @@ mod tests {
         for external in ["http://", "https://", "src=", "<link", "@import"] {
             assert!(!html.contains(external), "{external} in the page");
         }
-        assert!(html.contains("25000 XOF"));
+        assert!(html.contains("25,000 XOF"), "{html}");
         assert!(html.contains("ab12"));
         assert!(html.contains("<th>Period</th><td>2026-05</td>"), "{html}");
         assert!(
             html.contains("<td>statement</td><td>unknown</td><td>executed</td><td class=\"r\">statement &lt;releve&gt;.csv (sha256 ab) line 4: Réussi</td>"),
             "{html}"
         );
+    }
+
+    /// In French: every heading and state in French, amounts grouped by
+    /// a narrow no-break space, `<html lang="fr">`.
+    #[test]
+    fn the_french_page_is_french() {
+        let mut p = page("Aya Koffi");
+        p.language = Language::Fr;
+        let html = render(&p);
+        for word in [
+            "<html lang=\"fr\">",
+            "Lot de paie 7\u{a0}: approbation",
+            "<th>Période</th><td>2026-05</td>",
+            "<h2>Totaux par devise</h2>",
+            "<h2>Bénéficiaires</h2>",
+            "<th>Montant</th>",
+            "25\u{202f}000 XOF",
+            "<td>initié</td>",
+            "<div>Approuvé par</div>",
+            "<h2>Piste d&#39;audit</h2>",
+        ] {
+            assert!(html.contains(word), "{word} not in {html}");
+        }
+        for english in [
+            "Beneficiaries",
+            "Totals per currency",
+            "Approved by",
+            ">initiated<",
+        ] {
+            assert!(!html.contains(english), "{english} in {html}");
+        }
     }
 }

@@ -28,20 +28,7 @@ pub use style::ReportStyle;
 
 /// The report's header in its default language, fixed: reconciliation
 /// scripts key on it (`report_language = "fr"` gives people French names).
-pub const REPORT_HEADER: [&str; 12] = [
-    "row",
-    "transaction_id",
-    "account_id",
-    "beneficiary",
-    "amount",
-    "currency",
-    "state",
-    "provider_code",
-    "provider_message",
-    "attempts",
-    "initiated_at",
-    "executed_at",
-];
+pub const REPORT_HEADER: [&str; 12] = crate::lang::Language::En.text().report_header;
 
 /// `PATH.summary.csv`.
 pub fn summary_path(report: &Path) -> PathBuf {

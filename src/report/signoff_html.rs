@@ -4,6 +4,7 @@
 //! every approval and revocation recorded. Every value is escaped.
 
 use super::html::escape;
+use crate::lang::Language;
 use crate::signoff::{self, Facts, Standing};
 use crate::store::Action;
 use std::fmt::Write as _;
@@ -13,33 +14,17 @@ pub const CSS: &str = ".banner{border:2px solid;padding:.6em .8em;margin:1em 0;f
 .banner.pending{border-color:#8a4b00;color:#8a4b00}.banner.void{border-color:#a00;color:#a00}\
 .banner.approved{border-color:#1d6b1d;color:#1d6b1d}";
 
-/// The section, as HTML.
-pub fn section(f: &Facts) -> String {
+/// The section, as HTML, in `language`.
+pub fn section(f: &Facts, language: Language) -> String {
     let mut h = String::new();
+    let t = language.text();
     let run = f.run.id;
     let (class, text) = match &f.standing {
         Standing::Approved(a) => (
             "approved",
-            format!(
-                "Approved by {} at {}: {} payout(s), digest {}.",
-                a.by.shown(),
-                a.at,
-                a.payouts,
-                signoff::short(&a.digest)
-            ),
+            (t.banner_approved)(&a.by.shown(), &a.at, a.payouts, signoff::short(&a.digest)),
         ),
-        Standing::NotApproved => (
-            "pending",
-            format!(
-                "NOT YET APPROVED. Nothing is executed while approvals are required until \
-                 someone other than the preparer checks these figures and records it: \
-                 payrun approve {run} --as NAME{}",
-                match f.set.not_initiated {
-                    0 => String::new(),
-                    n => format!(" ({n} payout(s) are not initiated yet)"),
-                }
-            ),
-        ),
+        Standing::NotApproved => ("pending", (t.banner_pending)(run, f.set.not_initiated)),
         other => (
             "void",
             format!(
@@ -55,24 +40,29 @@ pub fn section(f: &Facts) -> String {
         escape(&text)
     );
     let preparer = match &f.preparer {
-        Some(p) => format!("{} at {}", p.person.shown(), p.at),
-        None => "not recorded (imported before payrun recorded it)".to_string(),
+        Some(p) => (t.by_at)(&p.person.shown(), &p.at),
+        None => t.preparer_unknown.to_string(),
     };
     let _ = write!(
         h,
-        "<h2>Approval</h2>\n<table><tr><th>Prepared by</th><td>{}</td></tr>\
-         <tr><th>To approve</th><td>{} initiated payout(s), digest <code>{}</code></td></tr>",
+        "<h2>{}</h2>\n<table><tr><th>{}</th><td>{}</td></tr>\
+         <tr><th>{}</th><td>{}</td></tr>",
+        escape(t.approval_heading),
+        escape(t.approval_fields[0]),
         escape(&preparer),
-        f.set.payouts,
-        escape(&f.set.digest)
+        escape(t.approval_fields[1]),
+        escape(&(t.to_approve)(f.set.payouts, &f.set.digest)),
     );
-    for (cur, t) in &f.set.figures {
+    for (cur, x) in &f.set.figures {
         let _ = write!(
             h,
-            "<tr><th>{c}</th><td class=\"n approve\">{} payout(s), total {} {c}</td></tr>",
-            t.count,
-            t.total,
-            c = escape(cur)
+            "<tr><th>{}</th><td class=\"n approve\">{}</td></tr>",
+            escape(cur),
+            escape(&(t.payouts_total)(
+                x.count,
+                &language.amount(&x.total.to_string()),
+                cur
+            ))
         );
     }
     h.push_str("</table>\n");
@@ -145,7 +135,7 @@ mod tests {
             events: Vec::new(),
             standing: Standing::NotApproved,
         };
-        let h = section(&f);
+        let h = section(&f, Language::En);
         assert!(h.contains("class=\"banner pending\""), "{h}");
         assert!(h.contains("payrun approve 4 --as NAME (2 payout(s) are not initiated yet)"));
         assert!(h.contains("&lt;b&gt;Ama&lt;/b&gt; (ama@h)"), "{h}");
@@ -154,7 +144,7 @@ mod tests {
             approval: Box::default(),
             why: vec!["row 3 <x>".into()],
         };
-        let h = section(&f);
+        let h = section(&f, Language::En);
         assert!(
             h.contains("APPROVAL VOID") && h.contains("row 3 &lt;x&gt;"),
             "{h}"

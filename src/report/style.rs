@@ -83,49 +83,24 @@ pub fn sniff(head: &[u8]) -> (u8, bool) {
 
 /// The report's header in `language`. The English names are the fixed
 /// machine names reconciliation scripts key on; the French ones are for
-/// people, asked for with `report_language = "fr"`.
+/// people, asked for with `language = "fr"`.
 pub fn report_header(language: ReportLanguage) -> [&'static str; 12] {
-    match language {
-        ReportLanguage::En => super::REPORT_HEADER,
-        ReportLanguage::Fr => [
-            "ligne",
-            "id_transaction",
-            "compte",
-            "bénéficiaire",
-            "montant",
-            "devise",
-            "état",
-            "code_fournisseur",
-            "message_fournisseur",
-            "tentatives",
-            "initié_le",
-            "exécuté_le",
-        ],
-    }
+    language.text().report_header
 }
 
 /// The summary's header in `language`.
 pub fn summary_header(language: ReportLanguage) -> [&'static str; 4] {
-    match language {
-        ReportLanguage::En => ["currency", "state", "count", "total"],
-        ReportLanguage::Fr => ["devise", "état", "nombre", "total"],
-    }
+    language.text().summary_header
 }
 
 /// The config name of a language, as recorded with the run.
 pub fn language_name(language: ReportLanguage) -> &'static str {
-    match language {
-        ReportLanguage::En => "en",
-        ReportLanguage::Fr => "fr",
-    }
+    language.name()
 }
 
 /// The language recorded with a run; anything unknown reads as English.
 pub fn language_from_name(name: &str) -> ReportLanguage {
-    match name {
-        "fr" => ReportLanguage::Fr,
-        _ => ReportLanguage::En,
-    }
+    ReportLanguage::from_name(name)
 }
 
 #[cfg(test)]

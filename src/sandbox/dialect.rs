@@ -34,7 +34,7 @@ pub mod codes {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Dialect {
     /// `{"status":"success"|"error","code","message","data"}` with
-    /// meaningful HTTP statuses (`provider-api.md`).
+    /// meaningful HTTP statuses (docs/provider.md).
     #[default]
     #[value(name = "envelope")]
     Envelope,

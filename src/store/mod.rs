@@ -37,6 +37,8 @@
 //! - [`person`]: the per-person guard's look-ups, as data;
 //! - [`overrides`]: what a run was allowed beyond the rules, and its read;
 //! - [`approvals`]: who prepared a run, its approvals and their payout sets;
+//! - [`scratch`]: a private temporary SQLite database for an import's work
+//!   that grows with the file (numbering identical payouts);
 //! - [`sqlite`], [`pg`]: the backends, one concern per file inside each.
 
 #[cfg(test)]
@@ -56,6 +58,7 @@ mod person_tests;
 pub mod pg;
 mod report_rows;
 mod rows;
+pub mod scratch;
 pub mod shared;
 pub mod sqlite;
 pub mod target;
@@ -73,7 +76,7 @@ pub use facade::{Import, Store};
 pub use lock::RunLock;
 pub use overrides::{NewOverride, Override, OverrideKind, Overrides};
 pub use person::PersonQuery;
-pub use shared::{LeaseTerms, Outstanding, WorkerInfo};
+pub use shared::{LeaseTerms, Outstanding, WorkerInfo, WorkersBusy};
 pub use sqlite::APPLICATION_ID;
 pub use target::Db;
 pub use types::{

@@ -74,6 +74,61 @@ pub fn released(state: State, stopped: bool, heartbeat_age: Duration, terms: Lea
     stopped || heartbeat_age >= wait
 }
 
+/// Whether an operator's change (`payrun reconcile` settling payouts,
+/// `payrun cancel`) must wait for a worker: it has not stopped, and a
+/// request it sent inside its lease may not be over yet (the wait of
+/// [`released`] for a payout in flight has not passed).
+pub fn busy(stopped: bool, heartbeat_age: Duration, terms: LeaseTerms) -> bool {
+    !released(State::Executing, stopped, heartbeat_age, terms)
+}
+
+/// An operator's change refused because workers may still send: each
+/// named with its run, host, pid and lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkersBusy {
+    /// (run, worker) for each worker that may still send.
+    pub workers: Vec<(i64, WorkerInfo)>,
+    pub terms: LeaseTerms,
+}
+
+impl std::fmt::Display for WorkersBusy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secs = |d: Duration| format!("{:.1} s", d.as_secs_f64());
+        let lease = self.terms.lease;
+        let over = self.terms.lease.saturating_add(self.terms.deadline);
+        let each: Vec<String> = self
+            .workers
+            .iter()
+            .map(|(run, w)| {
+                let state = if w.heartbeat_age < lease {
+                    format!("live, lease {}", secs(lease))
+                } else {
+                    format!(
+                        "lease lapsed; a request it sent may be in flight for {} more",
+                        secs(over.saturating_sub(w.heartbeat_age))
+                    )
+                };
+                format!(
+                    "worker {} of run {run} on {} pid {} (last heartbeat {} ago, {state})",
+                    w.id,
+                    w.host,
+                    w.pid,
+                    secs(w.heartbeat_age)
+                )
+            })
+            .collect();
+        write!(
+            f,
+            "payrun run is at work on this database: {}. Nothing was changed: stop it (Ctrl-C, \
+             or let it finish), or wait until its requests are over, then run this again \
+             (`payrun status` lists the workers)",
+            each.join("; ")
+        )
+    }
+}
+
+impl std::error::Error for WorkersBusy {}
+
 /// Whether `me` may take over a payout in `state` leased by `owner`: a
 /// payout a resume would pick up (`machine::RESUMED`) that its worker
 /// released ([`released`], asked through `released(owner, state)`), or
@@ -144,6 +199,19 @@ impl Store {
             return Ok(out);
         }
         out
+    }
+
+    /// Before an operator's change (`reconcile` settling payouts,
+    /// `cancel`) on a shared database: refuses with [`WorkersBusy`] while a
+    /// worker of `runs` (every run: `None`) may still send ([`busy`]), and
+    /// otherwise keeps every new worker from joining until this store is
+    /// dropped (the operators' lock; `register_worker` is refused
+    /// meanwhile). SQLite needs nothing: its file lock admits one process.
+    pub fn exclude_workers(&mut self, runs: Option<Vec<i64>>, terms: LeaseTerms) -> Result<()> {
+        match self {
+            Store::Sqlite(_) => Ok(()),
+            Store::Postgres(p) => p.exclude_workers(runs, terms),
+        }
     }
 
     /// Records this process as a worker of `run_id`; `None` on SQLite.
@@ -230,6 +298,44 @@ mod tests {
         assert!(expired(false, lease, lease));
         assert!(expired(false, Duration::from_secs(600), lease));
         assert!(expired(true, Duration::ZERO, lease));
+    }
+
+    #[test]
+    fn an_operator_waits_for_a_worker_until_its_requests_are_over() {
+        let terms = LeaseTerms {
+            lease: Duration::from_secs(45),
+            deadline: Duration::from_secs(30),
+        };
+        let s = Duration::from_secs;
+        assert!(busy(false, s(1), terms));
+        assert!(
+            busy(false, s(50), terms),
+            "lapsed, a request may be in flight"
+        );
+        assert!(!busy(false, s(75), terms));
+        assert!(!busy(true, s(1), terms), "stopped after its calls ended");
+        let w = |id, age| WorkerInfo {
+            id,
+            host: "box-b".into(),
+            pid: 812,
+            heartbeat_at: String::new(),
+            heartbeat_age: s(age),
+            stopped: false,
+            held: 0,
+        };
+        let text = WorkersBusy {
+            workers: vec![(1, w(2, 3)), (1, w(3, 50))],
+            terms,
+        }
+        .to_string();
+        assert!(
+            text.contains(
+                "worker 2 of run 1 on box-b pid 812 (last heartbeat 3.0 s ago, live, lease 45.0 s)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("in flight for 25.0 s more"), "{text}");
+        assert!(text.contains("Nothing was changed"), "{text}");
     }
 
     #[test]

@@ -2,10 +2,16 @@
 //! names it: a file path (SQLite, the default) or a `postgres://` /
 //! `postgresql://` connection string. A connection string may carry a
 //! password: it is shown only with the password replaced, never logged or
-//! written to a report.
+//! written to a report. A password found elsewhere (`PGPASSWORD`,
+//! `database_password_file`, `~/.pgpass`: `pg/password.rs`) travels
+//! beside the string as a secret, and is never shown at all.
 
+use super::pg::password::{self, Sources};
+use anyhow::Result;
+use secrecy::SecretString;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The checkpoint a command uses.
 #[derive(Clone, PartialEq, Eq)]
@@ -15,10 +21,23 @@ pub enum Db {
 }
 
 /// A PostgreSQL connection string. `Debug` and `Display` hide the password.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct PgTarget {
     url: String,
+    /// The password when the string has none ([`PgTarget::find_password`]).
+    password: Option<Arc<SecretString>>,
+    /// Where that password came from ("PGPASSWORD", a file), for messages.
+    password_from: Option<String>,
 }
+
+/// Two targets are the same database when their strings are.
+impl PartialEq for PgTarget {
+    fn eq(&self, other: &Self) -> bool {
+        self.url == other.url
+    }
+}
+
+impl Eq for PgTarget {}
 
 impl Db {
     /// Reads `--db`: a `postgres://` or `postgresql://` URL selects
@@ -26,7 +45,11 @@ impl Db {
     pub fn parse(s: &str) -> Db {
         let lower = s.get(..13).unwrap_or(s).to_ascii_lowercase();
         if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
-            Db::Postgres(PgTarget { url: s.to_string() })
+            Db::Postgres(PgTarget {
+                url: s.to_string(),
+                password: None,
+                password_from: None,
+            })
         } else {
             Db::File(PathBuf::from(s))
         }
@@ -45,6 +68,25 @@ impl PgTarget {
     /// The connection string itself, for connecting only.
     pub(crate) fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Finds the password in `sources` when the string has none; returns
+    /// what the operator should hear about its file (`chmod 600`).
+    pub fn find_password(&mut self, sources: &Sources) -> Result<Vec<String>> {
+        let found = password::find(&self.url, sources)?;
+        self.password = found.password.map(Arc::new);
+        self.password_from = found.from;
+        Ok(found.warnings)
+    }
+
+    /// The password found by [`PgTarget::find_password`], for connecting.
+    pub(crate) fn password(&self) -> Option<&SecretString> {
+        self.password.as_deref()
+    }
+
+    /// Where the password found came from (`None`: the string's own, or none).
+    pub(crate) fn password_from(&self) -> Option<&str> {
+        self.password_from.as_deref()
     }
 }
 

@@ -130,7 +130,7 @@ pub fn normalize(header: &str) -> String {
 
 /// Built-in header names, already normalized: French first, then common
 /// English variants. The config's `[columns]` table covers anything else.
-const ALIASES: [(&str, Col); 47] = [
+const ALIASES: [(&str, Col); 49] = [
     ("reference", Col::TransactionId),
     ("ref", Col::TransactionId),
     ("idtransaction", Col::TransactionId),
@@ -142,7 +142,9 @@ const ALIASES: [(&str, Col); 47] = [
     ("numeromobilemoney", Col::AccountId),
     ("comptemobilemoney", Col::AccountId),
     ("account", Col::AccountId),
+    ("accountnumber", Col::AccountId),
     ("montant", Col::Amount),
+    ("salaire", Col::Amount),
     ("montantnet", Col::Amount),
     ("netapayer", Col::Amount),
     ("devise", Col::Currency),
@@ -191,6 +193,14 @@ fn alias(normalized: &str) -> Option<Col> {
         .iter()
         .find(|(a, _)| *a == normalized)
         .map(|(_, c)| *c)
+}
+
+/// The column a header names without the config's `[columns]` table: its
+/// canonical name or a built-in name. The one matching of headers: the
+/// readers ([`Columns::resolve`]) and `payrun init --from` both use it.
+pub fn recognise(header: &str) -> Option<Col> {
+    let key = normalize(header);
+    canonical(&key).or_else(|| alias(&key))
 }
 
 /// Characters of a header quoted in a message: a header line can be a
@@ -261,12 +271,7 @@ impl Columns {
             if key.is_empty() {
                 continue;
             }
-            let Some(col) = mapped
-                .get(&key)
-                .copied()
-                .or_else(|| canonical(&key))
-                .or_else(|| alias(&key))
-            else {
+            let Some(col) = mapped.get(&key).copied().or_else(|| recognise(header)) else {
                 unused.push((i, header.to_owned()));
                 continue;
             };
@@ -314,13 +319,20 @@ impl Columns {
             } else {
                 format!(" (or set {} in the config)", defaults.join(" and "))
             };
-            let example = unmapped.first().map_or("Montant", String::as_str);
-            let example: String = example.chars().take(SHOWN_HEADER_CHARS).collect();
+            // An example mapping only with a header left to map: every
+            // header read already means the column is not in the file.
+            let fix = match unmapped.first() {
+                Some(h) => format!(
+                    "Rename the header in the file, or map it in the [columns] table of the config file (payrun.toml in the folder you run payrun from, or the file given with --config), e.g. {:?} = \"{}\"",
+                    h.chars().take(SHOWN_HEADER_CHARS).collect::<String>(),
+                    missing[0]
+                ),
+                None => format!("Add a {} column to the file", missing[0]),
+            };
             bail!(
-                "missing required column{} {}{extra}; {found}. Rename the header in the file, or map it in the [columns] table of the config file (payrun.toml in the folder you run payrun from, or the file given with --config), e.g. {example:?} = \"{}\"",
+                "missing required column{} {}{extra}; {found}. {fix}",
                 if missing.len() > 1 { "s" } else { "" },
                 missing.join(", "),
-                missing[0],
             );
         }
         Ok(Columns {
@@ -429,6 +441,27 @@ mod tests {
         assert!(err.contains("default_currency"), "{err}");
         assert!(err.contains("payrun.toml in the folder"), "{err}");
         assert!(err.contains("\"Net\" = \"amount\""), "{err}");
+    }
+
+    /// With every header read, the message asks for the column instead
+    /// of proposing to map a header that already means something else.
+    #[test]
+    fn a_column_absent_from_a_file_read_whole_is_asked_for() {
+        let err = resolve(
+            &["Nom", "Prénom", "Numéro Mobile Money", "Montant"],
+            &[],
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("every header of the file is already read"),
+            "{err}"
+        );
+        assert!(err.contains("Add a currency column to the file"), "{err}");
+        assert!(!err.contains("\"Montant\" = \"currency\""), "{err}");
+        assert_eq!(recognise("Numéro Mobile Money"), Some(Col::AccountId));
+        assert_eq!(recognise("Matricule"), None);
     }
 
     #[test]

@@ -217,7 +217,12 @@ pub fn scan(
     let skip_index = skip.as_ref().map(|(i, _)| *i);
     let mut validator = Validator::new(columns, header.fields.len(), cfg, skip_index)?;
     let mut rejected_out = match &opts.rejected_path {
-        Some(p) => Some(RejectedWriter::create(p, header, source.delimiter())?),
+        Some(p) => Some(RejectedWriter::create(
+            p,
+            header,
+            source.delimiter(),
+            starts_with_bom(path),
+        )?),
         None => None,
     };
 
@@ -367,14 +372,28 @@ pub fn scan(
             path.display()
         );
     }
-    if let Some(w) = rejected_out {
+    // Every row valid: no file (a header-only file would look like a
+    // list to fix); the command says so.
+    if let Some(w) = rejected_out
+        && summary.rejected > 0
+    {
         w.finish()?;
     }
     Ok(summary)
 }
 
+/// Whether the file at `path` starts with a UTF-8 byte-order mark: the
+/// rejected rows go back to the same Excel with the same conventions.
+fn starts_with_bom(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 3];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == *b"\xEF\xBB\xBF")
+}
+
 /// Writes `rejected.csv`: the header and the rejected rows as they came in,
-/// plus a `reasons` column, each cell through the formula guard (undone
+/// with the input's delimiter and byte-order mark, plus a `reasons` column, each cell through the formula guard (undone
 /// when payrun reads the file back, `output::written_by_payrun`). Written
 /// whole or not at all (`output::AtomicFile`): a failed scan never leaves
 /// a half-written file that looks complete, nor a temporary one.
@@ -384,12 +403,16 @@ struct RejectedWriter {
 }
 
 impl RejectedWriter {
-    fn create(dest: &Path, header: &RawRow, delimiter: u8) -> Result<RejectedWriter> {
+    fn create(dest: &Path, header: &RawRow, delimiter: u8, bom: bool) -> Result<RejectedWriter> {
         let pending = crate::output::AtomicFile::create(dest)?;
-        let file = pending
+        let mut file = pending
             .file()
             .try_clone()
             .with_context(|| format!("cannot create {}", pending.temp_path().display()))?;
+        if bom {
+            std::io::Write::write_all(&mut file, b"\xEF\xBB\xBF")
+                .with_context(|| format!("cannot write {}", pending.temp_path().display()))?;
+        }
         let mut w = RejectedWriter {
             writer: csv::WriterBuilder::new()
                 .delimiter(delimiter)

@@ -5,6 +5,8 @@
 //! machine and started again. As root, PostgreSQL's programs run as the
 //! `postgres` OS user (`runuser`), since the server refuses to run as root.
 //! Without `initdb`, [`Cluster::start`] prints why the test is skipped.
+//! [`Cluster::start_tcp`] also listens on 127.0.0.1 at a free port, with
+//! settings, `pg_hba.conf` and files (a TLS certificate) of the test's.
 #![allow(dead_code)]
 
 use super::pg::skipped;
@@ -26,12 +28,35 @@ pub struct Cluster {
     as_postgres: bool,
     /// The postmaster's pid while the server is up.
     postmaster: std::cell::Cell<Option<i32>>,
+    /// The TCP port on 127.0.0.1, if it listens there ([`Cluster::start_tcp`]).
+    port: Option<u16>,
+}
+
+/// What a cluster listening on TCP adds to the defaults.
+pub struct Tcp {
+    /// Lines added to `postgresql.conf` (`ssl = on`, …).
+    pub conf: String,
+    /// The whole `pg_hba.conf`.
+    pub hba: String,
+    /// Files written in the data folder, the server's and mode 0600 (a
+    /// server key must be): (name, contents).
+    pub files: Vec<(String, String)>,
 }
 
 impl Cluster {
     /// A new cluster, started, with trust authentication for `postgres`;
     /// `None` (printed) when PostgreSQL's programs are not installed.
     pub fn start(test: &str) -> Option<Cluster> {
+        Self::start_with(test, None)
+    }
+
+    /// A new cluster that also listens on 127.0.0.1, on a port free when
+    /// it starts, set up as `tcp` says.
+    pub fn start_tcp(test: &str, tcp: Tcp) -> Option<Cluster> {
+        Self::start_with(test, Some(tcp))
+    }
+
+    fn start_with(test: &str, tcp: Option<Tcp>) -> Option<Cluster> {
         let Some(bin) = bin_dir() else {
             skipped(&format!(
                 "{test}: initdb not found in /usr/lib/postgresql/*/bin or PATH \
@@ -50,11 +75,17 @@ impl Cluster {
             };
             chown(dir.path(), uid, gid);
         }
+        // A port free now (PostgreSQL cannot be given port 0).
+        let port = tcp.as_ref().map(|_| {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        });
         let c = Cluster {
             dir,
             bin,
             as_postgres,
             postmaster: std::cell::Cell::new(None),
+            port,
         };
         let data = c.data();
         c.run(
@@ -73,11 +104,24 @@ impl Cluster {
         );
         // The socket only, in our folder: the port number is only its file
         // name there, so the default cannot collide with another server.
-        let conf = format!(
-            "\nlisten_addresses = ''\nunix_socket_directories = '{}'\n\
+        let mut conf = format!(
+            "\nunix_socket_directories = '{}'\n\
              max_connections = 60\nshared_buffers = 16MB\n",
             c.dir.path().display()
         );
+        match (&tcp, port) {
+            (Some(tcp), Some(port)) => {
+                conf.push_str(&format!(
+                    "listen_addresses = '127.0.0.1'\nport = {port}\n{}\n",
+                    tcp.conf
+                ));
+                std::fs::write(data.join("pg_hba.conf"), &tcp.hba).unwrap();
+                for (name, text) in &tcp.files {
+                    c.own_file(&data.join(name), text);
+                }
+            }
+            _ => conf.push_str("listen_addresses = ''\n"),
+        }
         let path = data.join("postgresql.conf");
         let mut text = std::fs::read_to_string(&path).unwrap();
         text.push_str(&conf);
@@ -90,7 +134,26 @@ impl Cluster {
     /// the socket folder as the host, percent-encoded.
     pub fn url(&self, db: &str) -> String {
         let host = self.dir.path().to_str().unwrap().replace('/', "%2F");
-        format!("postgres://postgres@{host}/{db}")
+        match self.port {
+            Some(port) => format!("postgres://postgres@{host}:{port}/{db}"),
+            None => format!("postgres://postgres@{host}/{db}"),
+        }
+    }
+
+    /// The TCP port on 127.0.0.1 ([`Cluster::start_tcp`] only).
+    pub fn port(&self) -> u16 {
+        self.port.expect("a cluster started with start_tcp")
+    }
+
+    /// Writes a file the server reads and nobody else may (mode 0600).
+    fn own_file(&self, path: &Path, text: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        if self.as_postgres {
+            let (uid, gid) = postgres_user().unwrap();
+            chown(path, uid, gid);
+        }
     }
 
     /// Creates database `db`.

@@ -677,7 +677,42 @@ impl Month {
         // another period since), the operator who closes the month checks
         // and re-pays with --allow-repeats.
         if !self.run(&retry, None, false, false) && closing {
-            self.run(&retry, None, true, false);
+            // Rows naming payouts paid meanwhile (re-paid by another file)
+            // are refused with the reason: the operator deletes them.
+            let refused = self.not_failed_rows(&retry);
+            let mut kept = String::new();
+            for (i, l) in text.lines().enumerate() {
+                if !refused.contains(&(i as u64 + 1)) {
+                    kept.push_str(l);
+                    kept.push('\n');
+                }
+            }
+            if kept.lines().count() > 1 {
+                self.files += 1;
+                let retry = self.w.write(&format!("retry-{}.csv", self.files), &kept);
+                if !self.run(&retry, None, false, false) {
+                    self.run(&retry, None, true, false);
+                }
+            }
+        }
+    }
+
+    /// The rows of a `failed.csv` payrun refuses as "did not fail".
+    fn not_failed_rows(&self, file: &Path) -> BTreeSet<u64> {
+        let settings = self.settings(file, &self.period(), false, false);
+        let outcome = self.sb.rt.block_on(engine::run(
+            &settings,
+            ProgressTarget::Hidden,
+            Shutdown::never(),
+            &|_| {},
+        ));
+        match outcome {
+            Ok(RunOutcome::NotFailed(n)) => n
+                .listed
+                .iter()
+                .filter_map(|l| l.strip_prefix("row ")?.split(':').next()?.parse().ok())
+                .collect(),
+            _ => BTreeSet::new(),
         }
     }
 

@@ -43,12 +43,16 @@ pub(super) struct Rules<'a> {
 }
 
 impl<'a> Rules<'a> {
-    pub(super) fn new(batch: &'a Batch, allow_repeats: bool, window_days: u32) -> Rules<'a> {
-        Rules {
+    pub(super) fn new(
+        batch: &'a Batch,
+        allow_repeats: bool,
+        window_days: u32,
+    ) -> Result<Rules<'a>> {
+        Ok(Rules {
             batch,
             allow_repeats,
             window_days,
-            occurrences: Occurrences::default(),
+            occurrences: Occurrences::new()?,
             repeats: Repeats {
                 listed: Vec::new(),
                 total: 0,
@@ -57,7 +61,7 @@ impl<'a> Rules<'a> {
             matched: BTreeMap::new(),
             open: BTreeMap::new(),
             recognised: NotFailed::default(),
-        }
+        })
     }
 
     /// Records one valid payout: paid, re-paid, skipped or refused.
@@ -69,7 +73,7 @@ impl<'a> Rules<'a> {
             currency: &p.currency,
             method: &p.payout_method_id,
         };
-        let (occurrence, same_file) = self.occurrences.next(&key, p.row);
+        let (occurrence, same_file) = self.occurrences.next(&key, p.row)?;
         let base = match &p.transaction_id {
             Some(t) => t.clone(),
             None => identity::derived_id(&key, self.batch, occurrence),

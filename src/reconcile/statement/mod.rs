@@ -7,8 +7,8 @@
 //! unit, footers and subtotals skipped and named. The column mapping and
 //! status words come from the `[statement]` config section
 //! ([`vocabulary`]). A workbook is read sheet by sheet: every visible sheet
-//! whose header is found (a cover sheet is skipped and named), or the one
-//! `--sheet` names. Bad input is an error naming the line, the column, the
+//! whose header is found (a cover sheet and a hidden sheet are skipped and
+//! named), or the one `--sheet` names. Bad input is an error naming the line, the column, the
 //! value (as a person reads it) and the fix.
 
 pub mod date;
@@ -118,9 +118,12 @@ pub fn read(path: &Path, sheet: Option<&str>, cfg: &Config) -> Result<Statement>
     let is_header = |r: &csv::StringRecord| voc.locate(r).is_some();
     let encoding = cfg.encoding.as_deref();
     let first = header::open_at_header(path, sheet, encoding, &is_header)?;
-    let visible = match &first {
-        Some(o) => o.source.visible_sheets(),
-        None => crate::input::open(path, sheet, encoding)?.visible_sheets(),
+    let (all, visible) = match &first {
+        Some(o) => (o.source.sheets(), o.source.visible_sheets()),
+        None => {
+            let source = crate::input::open(path, sheet, encoding)?;
+            (source.sheets(), source.visible_sheets())
+        }
     };
     if sheet.is_some() || visible.len() <= 1 {
         let Some(opened) = first else {
@@ -128,7 +131,15 @@ pub fn read(path: &Path, sheet: Option<&str>, cfg: &Config) -> Result<Statement>
         };
         read_sheet(opened, None, &how, &mut st)?;
     } else {
-        // Every visible sheet whose header is found; the others are named.
+        // Every visible sheet whose header is found; the others are named,
+        // a hidden one too (a draft or an old copy is not the statement).
+        for name in all.iter().filter(|s| !visible.contains(s)) {
+            st.skipped.push(format!(
+                "sheet {} is hidden (or a chart): not read; read it alone with --sheet {}",
+                shown(name),
+                shown(name)
+            ));
+        }
         let mut found = 0;
         for name in &visible {
             match header::open_at_header(path, Some(name), encoding, &is_header)? {

@@ -21,13 +21,16 @@ mod history;
 mod import;
 mod outputs;
 mod overrides;
+pub mod password;
 mod person;
 mod rate;
 mod reads;
 mod resolve;
 pub(crate) mod schema;
+mod settings;
 #[allow(dead_code)] // used by the operations being ported
 mod sql;
+pub mod tls;
 mod workers;
 
 pub use import::Import;
@@ -55,12 +58,14 @@ pub struct Pg {
 }
 
 impl Pg {
-    /// Connects and migrates. Commits wait for the server's disk
-    /// (`synchronous_commit = on`), whatever the server's own setting.
+    /// Connects (TLS as `sslmode` says: `tls.rs`) and migrates. Commits
+    /// wait for the server's disk (`synchronous_commit = on`), whatever the
+    /// server's own setting.
     pub fn connect(target: &PgTarget) -> Result<Pg> {
-        let url = target.url().to_string();
         let client = off_runtime(move || -> Result<postgres::Client> {
-            let mut client = postgres::Client::connect(&url, postgres::NoTls)?;
+            let mut settings = settings::Settings::parse(target.url())?;
+            settings.default_password(target.password(), target.password_from());
+            let mut client = settings.connect()?;
             client.batch_execute("SET synchronous_commit = on")?;
             schema::migrate(&mut client)?;
             Ok(client)

@@ -9,10 +9,10 @@ use super::sql::{WORK_COLS, run_sender, state, state_list};
 use crate::machine::{IN_FLIGHT, RESUMED, State};
 use crate::store::rows;
 use crate::store::shared::{
-    LeaseTerms, Outstanding, WorkerInfo, adoptable, expired, released, waits_for,
+    LeaseTerms, Outstanding, WorkerInfo, WorkersBusy, adoptable, busy, expired, released, waits_for,
 };
 use crate::store::types::Work;
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -27,6 +27,17 @@ const AGE_MS: &str = "GREATEST(0, (EXTRACT(EPOCH FROM (now() - heartbeat_at)) * 
 /// Key of the advisory lock held while a `payrun run` finds or imports its
 /// run (beside the schema's and the import's).
 const START_LOCK: i64 = 0x5041_5952_0010;
+
+/// Key of the operators' lock: held (exclusive, for the session) by a
+/// `payrun reconcile` or `payrun cancel` changing payouts; a worker
+/// registers only under it shared (for its transaction), so none joins
+/// while an operator changes the run. Keyed by the schema too
+/// ([`OPERATOR_KEY`]): installations in other schemas of the database do
+/// not hold each other up.
+const OPERATOR_LOCK: i32 = 0x5041_5911;
+
+/// The second half of the operators' lock key: the schema's.
+const OPERATOR_KEY: &str = "hashtext(COALESCE(current_schema(), ''))";
 
 impl Pg {
     /// Waits for, then takes, the lock that lets one starting worker at a
@@ -46,16 +57,107 @@ impl Pg {
         })
     }
 
+    /// Registers a worker, unless an operator holds the operators' lock
+    /// (`payrun reconcile` or `payrun cancel` changing payouts): then it
+    /// is refused, before anything was sent.
     pub fn register_worker(&mut self, run_id: i64, host: &str, pid: u32) -> Result<i64> {
         let host = host.to_string();
-        self.call(move |c| {
-            let row = c.query_one(
+        let registered = self.call(move |c| {
+            let mut tx = c.transaction()?;
+            let free: bool = tx
+                .query_one(
+                    &format!("SELECT pg_try_advisory_xact_lock_shared($1, {OPERATOR_KEY})"),
+                    &[&OPERATOR_LOCK],
+                )?
+                .try_get(0)?;
+            if !free {
+                return Ok(None);
+            }
+            let row = tx.query_one(
                 "INSERT INTO workers (run_id, host, pid) VALUES ($1, $2, $3) RETURNING id",
                 &[&run_id, &host, &i64::from(pid)],
             )?;
-            Ok(row.try_get(0)?)
-        })
-        .context("cannot register this worker in the database")
+            let id: i64 = row.try_get(0)?;
+            tx.commit()?;
+            Ok(Some(id))
+        });
+        match registered.context("cannot register this worker in the database")? {
+            Some(id) => Ok(id),
+            None => bail!(
+                "payrun reconcile or payrun cancel is changing payouts in this database, so this \
+                 worker did not join the run and sent nothing; run the same command again when \
+                 it is done"
+            ),
+        }
+    }
+
+    /// Takes the operators' lock for this session and checks that no
+    /// worker of `runs` (all: `None`) may still send; see
+    /// [`crate::store::Store::exclude_workers`].
+    pub fn exclude_workers(&mut self, runs: Option<Vec<i64>>, terms: LeaseTerms) -> Result<()> {
+        let got = self
+            .call(|c| {
+                let sql = format!("SELECT pg_try_advisory_lock($1, {OPERATOR_KEY})");
+                Ok(c.query_one(&sql, &[&OPERATOR_LOCK])?
+                    .try_get::<_, bool>(0)?)
+            })
+            .context("cannot take the operators' lock of the database")?;
+        if !got {
+            bail!(
+                "another payrun reconcile or payrun cancel is changing payouts in this database \
+                 (or a worker is joining a run this instant); nothing was changed: run this \
+                 again when it is done"
+            );
+        }
+        let busy = self.busy_workers(runs, terms);
+        match busy {
+            Ok(workers) if workers.is_empty() => Ok(()),
+            other => {
+                self.call(|c| {
+                    let sql = format!("SELECT pg_advisory_unlock($1, {OPERATOR_KEY})");
+                    c.execute(&sql, &[&OPERATOR_LOCK])?;
+                    Ok(())
+                })?;
+                Err(match other {
+                    Ok(workers) => WorkersBusy { workers, terms }.into(),
+                    Err(e) => e,
+                })
+            }
+        }
+    }
+
+    /// The workers of `runs` (all: `None`) that may still send ([`busy`]).
+    fn busy_workers(
+        &self,
+        runs: Option<Vec<i64>>,
+        terms: LeaseTerms,
+    ) -> Result<Vec<(i64, WorkerInfo)>> {
+        let horizon = lease_ms(terms.lease.saturating_add(terms.deadline));
+        let sql = format!(
+            "SELECT w.id, w.run_id, w.host, w.pid, {AGE_MS}, w.stopped_at IS NOT NULL
+             FROM workers w
+             WHERE w.stopped_at IS NULL
+               AND ($1::BIGINT[] IS NULL OR w.run_id = ANY($1))
+               AND w.heartbeat_at > now() - $2::BIGINT * interval '1 millisecond'
+             ORDER BY w.id"
+        );
+        let rows = self.call(move |c| Ok(c.query(&sql, &[&runs, &horizon])?))?;
+        let mut out = Vec::new();
+        for r in rows {
+            let info = WorkerInfo {
+                id: r.try_get(0)?,
+                host: r.try_get(2)?,
+                pid: u32::try_from(r.try_get::<_, i64>(3)?).unwrap_or(0),
+                heartbeat_at: String::new(),
+                heartbeat_age: Duration::from_millis(r.try_get::<_, i64>(4)?.max(0) as u64),
+                stopped: r.try_get(5)?,
+                held: 0,
+            };
+            if busy(info.stopped, info.heartbeat_age, terms) {
+                out.push((r.try_get(1)?, info));
+            }
+        }
+        Ok(out)
     }
 
     /// Refreshes the heartbeat unless the lease already expired (server
@@ -319,6 +421,49 @@ mod tests {
             Ok(())
         })
         .unwrap();
+    }
+
+    /// The operators' lock: refused, naming the worker, while it may still
+    /// send (live, then lapsed with a request possibly in flight); taken
+    /// once its requests are over, and then no worker joins until the
+    /// operator's connection ends.
+    #[test]
+    fn an_operator_is_refused_while_a_worker_may_send_and_then_keeps_workers_out() {
+        let Some(db) = pg_target() else {
+            return;
+        };
+        let mut worker = Store::connect(&db).unwrap();
+        let (run, _) = run_with_payouts(&mut worker);
+        let w = worker.register_worker(run, "box-b", 812).unwrap().unwrap();
+        let mut operator = Store::connect(&db).unwrap();
+        let e = operator
+            .exclude_workers(Some(vec![run]), TERMS)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("worker {w} of run {run} on box-b pid 812")) && e.contains("live"),
+            "{e}"
+        );
+        age(&mut worker, w, LEASE + Duration::from_secs(1));
+        let e = operator
+            .exclude_workers(None, TERMS)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lease lapsed") && e.contains("in flight"), "{e}");
+        age(&mut worker, w, LEASE + DEADLINE);
+        operator.exclude_workers(None, TERMS).unwrap();
+        // Meanwhile no worker joins, and a second operator waits its turn.
+        let e = worker
+            .register_worker(run, "box-c", 77)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did not join the run and sent nothing"), "{e}");
+        let mut second = Store::connect(&db).unwrap();
+        let e = second.exclude_workers(None, TERMS).unwrap_err().to_string();
+        assert!(
+            e.contains("another payrun reconcile or payrun cancel"),
+            "{e}"
+        );
     }
 
     #[test]

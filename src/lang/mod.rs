@@ -1,0 +1,61 @@
+//! The languages payrun speaks to people in (config `language`, alias
+//! `report_language`; `--lang`), and the one place each language's texts
+//! live: [`Text`], filled once in `en` and once in `fr`. Every
+//! human-facing output — report headers, the approval page, the printed
+//! summary, the terminal's last lines — takes its words from here and its
+//! amounts from [`Language::amount`]. Machine formats (JSON logs, exit
+//! codes, the English report's column keys) never go through it.
+
+mod en;
+mod fr;
+mod group;
+mod text;
+
+pub use group::{FRENCH_GROUP, grouped};
+pub use text::Text;
+
+/// A language of the human-facing outputs. English by default; French
+/// for the French-speaking payroll offices payrun serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    #[default]
+    En,
+    Fr,
+}
+
+impl Language {
+    /// The config name of a language, as recorded with a run.
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::En => "en",
+            Language::Fr => "fr",
+        }
+    }
+
+    /// The language recorded with a run; anything unknown reads as English.
+    pub fn from_name(name: &str) -> Language {
+        match name {
+            "fr" => Language::Fr,
+            _ => Language::En,
+        }
+    }
+
+    /// This language's texts.
+    pub const fn text(self) -> &'static Text {
+        match self {
+            Language::En => &en::TEXT,
+            Language::Fr => &fr::TEXT,
+        }
+    }
+
+    /// A decimal amount as people read it in this language:
+    /// `6,091,999.50` or `6 091 999,50` (see [`grouped`]). Anything that
+    /// is not a plain decimal is returned unchanged.
+    pub fn amount(self, amount: &str) -> String {
+        match self {
+            Language::En => grouped(amount, ",", "."),
+            Language::Fr => grouped(amount, FRENCH_GROUP, ","),
+        }
+    }
+}
