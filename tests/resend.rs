@@ -354,6 +354,8 @@ fn the_runs_own_re_send_leaves_a_payout_settled_meanwhile() {
         assert!(std::time::Instant::now() < deadline, "never unknown");
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
+    // The command refuses while the run may still send (it names the
+    // worker and changes nothing) ...
     let out = w.cmd_db(
         &db,
         &[
@@ -365,7 +367,24 @@ fn the_runs_own_re_send_leaves_a_payout_settled_meanwhile() {
             "seen paid",
         ],
     );
-    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(
+        text(&out).contains("at work on this database")
+            && text(&out).contains("Nothing was changed"),
+        "{}",
+        text(&out)
+    );
+    // ... so the settlement comes from a writer the command does not fence
+    // (the library's mark on another connection): the run's own re-send
+    // must still re-read the state before it sends.
+    lib::mark(
+        &mut store(&db),
+        std::slice::from_ref(&tx),
+        Verdict::Executed,
+        "seen paid",
+        |_, _| {},
+    )
+    .unwrap();
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
     let t = tx_of(&sb, &tx);
