@@ -418,3 +418,50 @@ fn a_named_pipe_is_read_once_and_recognised_like_the_file() {
     assert_eq!(sb.ledger().transactions.len(), 3);
     assert_each_paid_at_most_once(&sb.ledger());
 }
+
+/// A finished run run again makes no call, so it needs no API key: exit 0
+/// with its verdict. A run with work left (initiated, not executed) and a
+/// new file are refused without the key, naming it, and nothing is sent.
+#[test]
+fn a_finished_run_needs_no_key_a_run_with_work_left_does() {
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(3, account));
+    let out = w.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let keyless = |file: &Path| {
+        let mut cmd = w.run_cmd(file, &sb.base_url(), &[]);
+        cmd.env_remove("PAYRUN_API_KEY");
+        cmd.output().unwrap()
+    };
+    let out = keyless(&file);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(
+        text(&out).contains("all 3 payout(s) executed; nothing left to do"),
+        "{}",
+        text(&out)
+    );
+    assert!(!text(&out).contains("API key"), "{}", text(&out));
+    assert_eq!(sb.ledger().transactions.len(), 3);
+
+    // Work left: initiated only, then run without the key.
+    let second = w.write("second.csv", &payroll(2, |i| account(i + 50)));
+    let out = w.run(&second, &sb.base_url(), &["--initiate-only"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let out = keyless(&second);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(text(&out).contains("PAYRUN_API_KEY"), "{}", text(&out));
+    let ledger = sb.ledger();
+    assert_eq!(ledger.transactions.len(), 5);
+    assert_eq!(
+        ledger.transactions.iter().filter(|t| t.debits == 1).count(),
+        3,
+        "nothing executed without the key"
+    );
+    // A new file: refused before it is recorded.
+    let third = w.write("third.csv", &payroll(1, |i| account(i + 90)));
+    let out = keyless(&third);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert!(text(&out).contains("PAYRUN_API_KEY"), "{}", text(&out));
+    assert_eq!(sb.ledger().transactions.len(), 5);
+}

@@ -7,13 +7,12 @@ use super::{LogFormat, Signals, Threads, init_logging, runtime};
 use crate::config::{Ambiguous, Config, DEFAULT_REPORT, RateSetting, parse_concurrency_flag};
 use crate::engine::retry::Backoff;
 use crate::engine::{
-    self, EngineOptions, Event, ProgressTarget, ProviderChoice, RunOutcome, Settings, Stop,
+    self, ApiKey, EngineOptions, Event, ProgressTarget, ProviderChoice, RunOutcome, Settings, Stop,
 };
 use crate::exit::Exit;
 use crate::machine::State;
 use crate::shutdown::{self, Shutdown};
 use anyhow::{Context, Result};
-use secrecy::SecretString;
 use serde_json::Value;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -193,17 +192,13 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
         let base_url = args.base_url.clone().or(cfg.base_url.clone()).context(
             "no provider URL: pass --base-url, set base_url in payrun.toml, or use --sandbox",
         )?;
-        // `--import-only` sends nothing, so it needs no key.
-        let api_key = if args.import_only {
-            SecretString::from(String::new())
-        } else {
-            super::api_key_warning_with(&cfg, |w| {
-                Say {
-                    json: args.log_format == LogFormat::Json,
-                }
-                .warn(w)
-            })?
+        // Read when the run has a call to make: `--import-only`, or a
+        // finished run run again, sends nothing and needs no key.
+        let key_cfg = cfg.clone();
+        let say = Say {
+            json: args.log_format == LogFormat::Json,
         };
+        let api_key = ApiKey::later(move || super::api_key_warning_with(&key_cfg, |w| say.warn(w)));
         ProviderChoice::Remote { base_url, api_key }
     };
     let db = super::db::resolve(args.db.as_deref(), &cfg, args.sandbox)?;

@@ -63,12 +63,39 @@ use std::path::PathBuf;
 pub enum ProviderChoice {
     /// The built-in simulator, started in-process for the run.
     Sandbox,
-    /// A real provider. The key is empty for `--import-only`, which sends
-    /// nothing.
-    Remote {
-        base_url: String,
-        api_key: SecretString,
-    },
+    /// A real provider, and how to get its key when a call is to be made.
+    Remote { base_url: String, api_key: ApiKey },
+}
+
+/// The provider's API key, read only when the run has a call to make: a
+/// finished run run again (to rewrite its report, or by a cron job that
+/// does not know it is done) needs none. The command layer says where it
+/// comes from (`PAYRUN_API_KEY`, `api_key_file`); the library never reads
+/// the environment.
+#[derive(Clone)]
+pub struct ApiKey(std::sync::Arc<dyn Fn() -> Result<SecretString> + Send + Sync>);
+
+impl ApiKey {
+    /// A key read by `read` when it is first needed (once per run).
+    pub fn later(read: impl Fn() -> Result<SecretString> + Send + Sync + 'static) -> ApiKey {
+        ApiKey(std::sync::Arc::new(read))
+    }
+
+    fn read(&self) -> Result<SecretString> {
+        (self.0)()
+    }
+}
+
+impl From<SecretString> for ApiKey {
+    fn from(key: SecretString) -> ApiKey {
+        ApiKey::later(move || Ok(key.clone()))
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(..)")
+    }
 }
 
 /// Everything a run needs, resolved once from the flags and `payrun.toml`
@@ -260,8 +287,46 @@ pub const SANDBOX_NEEDS_A_FILE: &str = "--sandbox keeps the simulator's books in
      database, so it needs a database file, not PostgreSQL: rehearse with --sandbox on a file \
      (--db payrun-sandbox.db), or start `payrun sandbox` and point every worker at it with --base-url";
 
+/// The key of a remote provider, or `None` when none is needed: without
+/// one (not set, unreadable), a run of this file already in the database
+/// with nothing left to send or settle (nothing open, nothing unknown)
+/// goes on without it; anything else is refused with the key's error,
+/// before anything is recorded or sent.
+fn key_if_needed(
+    settings: &Settings,
+    store: &Store,
+    snapshot: &identity::Snapshot,
+    batch: &identity::Batch,
+) -> Result<Option<SecretString>> {
+    let ProviderChoice::Remote { api_key, .. } = &settings.provider else {
+        return Ok(None);
+    };
+    if settings.import_only {
+        return Ok(None);
+    }
+    let missing = match api_key.read() {
+        Ok(key) => return Ok(Some(key)),
+        Err(e) => e,
+    };
+    let run = store.find_run(&identity::run_identity(&snapshot.sha256, batch))?;
+    let nothing_to_call = match run {
+        Some(run) => {
+            let counts = store.state_counts(run.id)?;
+            let count = |s: State| counts.get(&s).copied().unwrap_or(0);
+            decide::run_settled(count) && count(State::Unknown) == 0
+        }
+        None => false,
+    };
+    if nothing_to_call {
+        Ok(None)
+    } else {
+        Err(missing)
+    }
+}
+
 async fn open_provider(
     choice: &ProviderChoice,
+    key: Option<&SecretString>,
     config: &Config,
     db: &Db,
     notify: &dyn Fn(Event),
@@ -277,9 +342,12 @@ async fn open_provider(
                 sandbox: Some(running),
             })
         }
-        ProviderChoice::Remote { base_url, api_key } => {
+        ProviderChoice::Remote { base_url, .. } => {
             let profile = config.profile()?;
-            let client = Client::with_profile(base_url, api_key, profile)?;
+            // Without a key (none needed: nothing to send), a client that
+            // names the provider and is never called.
+            let none = SecretString::from(String::new());
+            let client = Client::with_profile(base_url, key.unwrap_or(&none), profile)?;
             Ok(Provider {
                 name: client.base_url().to_string(),
                 client,
@@ -328,8 +396,15 @@ pub async fn run(
     // The database before the provider: a file that is not one (`--db
     // payroll.csv`) is refused before the sandbox keeps books beside it.
     let mut store = Store::connect(&settings.db)?;
-    let mut provider =
-        open_provider(&settings.provider, &settings.config, &settings.db, notify).await?;
+    let key = key_if_needed(settings, &store, &snapshot, &batch)?;
+    let mut provider = open_provider(
+        &settings.provider,
+        key.as_ref(),
+        &settings.config,
+        &settings.db,
+        notify,
+    )
+    .await?;
     provider.client = provider
         .client
         .with_request_deadline(settings.engine.request_deadline);

@@ -298,7 +298,7 @@ impl Month {
             file: file.to_path_buf(),
             provider: ProviderChoice::Remote {
                 base_url: self.sb.base_url(),
-                api_key: SecretString::from(KEY.to_string()),
+                api_key: SecretString::from(KEY.to_string()).into(),
             },
             db: Db::File(self.w.db()),
             report: self.w.report(),
