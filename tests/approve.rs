@@ -109,7 +109,7 @@ fn the_preparer_cannot_approve_their_own_run() {
     assert_eq!(code(&out), 0, "{}", text(&out));
     let shown = stdout(&out);
     assert!(shown.contains("prepared by Ama (ama@"), "{shown}");
-    assert!(shown.contains("XOF: 1 payout(s), total 1000"), "{shown}");
+    assert!(shown.contains("XOF: 1 payout(s), total 1,000"), "{shown}");
     assert!(shown.contains("run 1 approved by Kofi (kofi@"), "{shown}");
     let again = payrun_as(&w, "kofi", &["approve", "1", "--as", "Kofi", "--yes"]);
     assert_eq!(code(&again), 0, "{}", text(&again));

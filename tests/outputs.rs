@@ -647,6 +647,7 @@ fn a_french_payroll_from_init_to_paid_in_french() {
     };
     let out = run("Awa", &["--initiate-only"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
+    let mut printed = text(&out);
     let page = std::fs::read_to_string(w.path("approval-run-1.html")).unwrap();
     for french in [
         "<html lang=\"fr\">",
@@ -673,8 +674,16 @@ fn a_french_payroll_from_init_to_paid_in_french() {
         &["approve", "1", "--as", "Kofi", "--yes", "--db", &db],
     );
     assert_eq!(code(&out), 0, "{}", text(&out));
+    printed.push_str(&text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("XOF\u{a0}: 30 paiement(s), total 4\u{202f}935\u{202f}000"),
+        "{shown}"
+    );
+    assert!(shown.contains("lot 1 approuvé par Kofi"), "{shown}");
     let out = run("Awa", &[]);
     assert_eq!(code(&out), 0, "{}", text(&out));
+    printed.push_str(&text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     for french in [
         "devise   état",
@@ -686,16 +695,60 @@ fn a_french_payroll_from_init_to_paid_in_french() {
     ] {
         assert!(err.contains(french), "{french} not in\n{err}");
     }
-    // The summary, the rate, the report's path and the verdict: French.
-    // (The progress log lines and the four-eyes event lines, `payrun: `
-    // before them, are not translated yet.)
-    let for_people = err
-        .lines()
-        .filter(|l| !l.starts_with("payrun: ") || l.starts_with("payrun: suite"));
-    for line in for_people {
-        for english in ["executed", "next:", "report:", "settled at", "calls/s"] {
-            assert!(!line.contains(english), "{english} in {line}\n{err}");
-        }
+    // The progress line, the approval event, the summary, the rate (the
+    // provider's latency and the queue wait apart), the report's path and
+    // the verdict: French.
+    for french in [
+        "30/30 initiés, 30/30 exécutés, 0 en échec, 0 d'issue inconnue",
+        "lot 1 approuvé par Kofi",
+        "latence du fournisseur",
+        "attente ",
+    ] {
+        assert!(err.contains(french), "{french} not in\n{err}");
+    }
+    let status = clerk(&w, "awa", &["status", "--db", &db]);
+    assert_eq!(code(&status), 0, "{}", text(&status));
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        shown.contains("exécuté 30 (4\u{202f}935\u{202f}000)"),
+        "{shown}"
+    );
+    assert!(shown.contains("terminé"), "{shown}");
+    printed.push_str(&text(&status));
+    // Nothing a person reads in the whole month is left in English.
+    for english in [
+        "initiated",
+        "executed",
+        "executing",
+        " failed",
+        "unknown",
+        "calls/s",
+        "latency",
+        "queue",
+        "rate:",
+        "note:",
+        "next:",
+        "report:",
+        "approval:",
+        "approved by",
+        "payout(s)",
+        "using the built-in sandbox",
+        "checking ",
+        "recorded ",
+        "writing the report",
+        "resuming run",
+        "nothing was",
+        "run again",
+        "database:",
+        "finished",
+        "in progress",
+        "prepared by",
+        "states:",
+    ] {
+        assert!(
+            !printed.contains(english),
+            "English {english:?} in what the clerk read:\n{printed}"
+        );
     }
     // Paid once each, as typed (the provider got the account without spaces).
     let ledger = sb.ledger();

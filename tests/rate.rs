@@ -177,3 +177,68 @@ fn a_retry_after_beyond_the_cap_stops_the_run_resumable_with_a_clear_message() {
         "{rows:?}"
     );
 }
+
+/// The number of milliseconds after `label` in `line` (`label 52 ms`).
+fn ms_after(line: &str, label: &str) -> u64 {
+    let rest = &line[line
+        .find(label)
+        .unwrap_or_else(|| panic!("no {label:?} in {line}"))
+        + label.len()..];
+    rest.split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no figure after {label:?} in {line}"))
+}
+
+/// A tight rate against a provider of a known latency: the summary shows
+/// the provider's latency (the HTTP call alone: at least the sandbox's 50
+/// ms) apart from the queue wait, which carries the pace's waits (at 2
+/// calls/s, hundreds of ms per call) instead of passing them off as a slow
+/// provider. Lower bounds only, each forced by the setup; the one upper
+/// bound is generous.
+#[test]
+fn provider_latency_and_queue_wait_are_shown_apart() {
+    let sb = Sandbox::start(SandboxConfig {
+        latency_ms: 50,
+        ..Default::default()
+    });
+    let w = Work::new();
+    let file = w.write("payroll.csv", &payroll(4, account));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .env("PAYRUN_API_KEY", KEY)
+        .env("XDG_DATA_HOME", w.path("data"))
+        .env_remove("RUST_LOG")
+        .arg("run")
+        .arg(&file)
+        .args(["--base-url", &sb.base_url(), "--rate", "2"])
+        .arg("--db")
+        .arg(w.db())
+        .arg("--report")
+        .arg(w.report())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(sb.ledger().requests.total, 8);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("rate: "))
+        .unwrap_or_else(|| panic!("no rate line in the summary:\n{err}"));
+    let provider = ms_after(line, "provider latency ");
+    let queued = ms_after(line, "queue wait ");
+    assert!(
+        provider >= 50,
+        "the call itself takes the sandbox's 50 ms: {line}"
+    );
+    assert!(provider < 2_000, "{line}");
+    // 8 calls at 2/s span at least 3 s (one second of burst): most of it
+    // waiting for the pace, not the provider.
+    assert!(queued >= 100, "the pace's waits are the queue's: {line}");
+    // The progress line shows both too.
+    assert!(
+        err.lines()
+            .any(|l| l.contains(", latency ") && l.contains(", queue ")),
+        "{err}"
+    );
+}

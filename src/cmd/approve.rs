@@ -58,8 +58,10 @@ pub fn command(args: ApproveArgs) -> Result<Exit> {
     let facts = signoff::facts(&store, args.run)?
         .with_context(|| format!("no run {} in {db}", args.run))?;
     let by = Person::current(args.as_name.as_deref());
+    let language = cfg.language();
+    let t = language.text();
     let mut out = std::io::stdout().lock();
-    for line in facts_lines(&facts) {
+    for line in facts_lines(&facts, language) {
         writeln!(out, "{line}")?;
     }
     out.flush()?;
@@ -69,11 +71,8 @@ pub fn command(args: ApproveArgs) -> Result<Exit> {
             Ok(e) => {
                 writeln!(
                     out,
-                    "run {}: approval withdrawn by {} at {}; nothing of it will be executed \
-                     until someone approves it again",
-                    facts.run.id,
-                    e.by.shown(),
-                    e.at
+                    "{}",
+                    (t.approval_withdrawn)(facts.run.id, &e.by.shown(), &e.at)
                 )?;
                 Ok(Exit::Ok)
             }
@@ -83,30 +82,27 @@ pub fn command(args: ApproveArgs) -> Result<Exit> {
     match record::check_approvable(&facts, &by) {
         Err(refusal) => return refuse(&refusal.to_string()),
         Ok(false) => {
-            writeln!(
-                out,
-                "run {} is approved already; nothing recorded",
-                facts.run.id
-            )?;
+            writeln!(out, "{}", (t.approved_already)(facts.run.id))?;
             return Ok(Exit::Ok);
         }
         Ok(true) => {}
     }
-    if !args.yes && !confirmed(&facts, &by)? {
-        return refuse("not approved; nothing was recorded");
+    if !args.yes && !confirmed(&facts, &by, t)? {
+        return refuse(t.nothing_recorded);
     }
     match record::approve(&mut store, &facts, &by)? {
         Ok(e) => {
             writeln!(
                 out,
-                "run {} approved by {} at {}: {} payout(s), digest {}. The execute step \
-                 (`payrun run {}`) may now send them.",
-                facts.run.id,
-                e.by.shown(),
-                e.at,
-                e.payouts,
-                signoff::short(&e.digest),
-                facts.run.file_path
+                "{}",
+                (t.approved_now)(
+                    facts.run.id,
+                    &e.by.shown(),
+                    &e.at,
+                    e.payouts,
+                    signoff::short(&e.digest),
+                    &facts.run.file_path
+                )
             )?;
             Ok(Exit::Ok)
         }
@@ -120,21 +116,12 @@ fn refuse(why: &str) -> Result<Exit> {
 }
 
 /// Asks on the terminal; without one, refuses (a script must say --yes).
-fn confirmed(facts: &Facts, by: &Person) -> Result<bool> {
+fn confirmed(facts: &Facts, by: &Person, t: &crate::lang::Text) -> Result<bool> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        bail!(
-            "no terminal to confirm on: read the figures above, then run again with --yes to \
-             approve run {} as {} (nothing was recorded)",
-            facts.run.id,
-            by.shown()
-        );
+        bail!("{}", (t.no_terminal)(facts.run.id, &by.shown()));
     }
-    eprint!(
-        "Approve run {} as {}? These payouts will be executed. Type yes to approve: ",
-        facts.run.id,
-        by.shown()
-    );
+    eprint!("{}", (t.confirm_approve)(facts.run.id, &by.shown()));
     std::io::stderr().flush()?;
     let mut answer = String::new();
     stdin.lock().read_line(&mut answer)?;
@@ -145,84 +132,84 @@ fn confirmed(facts: &Facts, by: &Person) -> Result<bool> {
 }
 
 /// What the approver reads: the run, the set to approve, the overrides,
-/// where the approval stands.
-pub fn facts_lines(f: &Facts) -> Vec<String> {
+/// where the approval stands, in `language`.
+pub fn facts_lines(f: &Facts, language: crate::lang::Language) -> Vec<String> {
+    let t = language.text();
     let run = &f.run;
-    let mut out = vec![format!(
-        "run {}  {}  period {}  created {}",
+    let period = if run.period.is_empty() {
+        "-"
+    } else {
+        &run.period
+    };
+    let mut out = vec![(t.facts_run)(
         run.id,
-        run.file_path,
-        if run.period.is_empty() {
-            "-"
-        } else {
-            &run.period
-        },
-        run.created_at
+        &run.file_path,
+        period,
+        &run.created_at,
     )];
-    out.push(format!("  file sha256 {}", run.file_sha256));
+    out.push((t.facts_sha)(&run.file_sha256));
     out.push(match &f.preparer {
-        Some(p) => format!("  prepared by {} at {}", p.person.shown(), p.at),
-        None => "  prepared by: not recorded (imported before payrun recorded it)".to_string(),
+        Some(p) => (t.facts_prepared)(&p.person.shown(), &p.at),
+        None => t.facts_prepared_unknown.to_string(),
     });
-    out.push(format!(
-        "  initiated payouts: {} (digest {}){}",
+    out.push((t.facts_initiated)(
         f.set.payouts,
         signoff::short(&f.set.digest),
-        match f.set.not_initiated {
-            0 => String::new(),
-            n => format!("; {n} not initiated yet"),
-        }
+        f.set.not_initiated,
     ));
-    for (cur, t) in &f.set.figures {
-        out.push(format!(
-            "    {cur}: {} payout(s), total {}",
-            t.count, t.total
+    for (cur, x) in &f.set.figures {
+        out.push((t.facts_currency)(
+            cur,
+            x.count,
+            &language.amount(&x.total.to_string()),
         ));
     }
     for o in &f.overrides {
-        out.push(format!("  note: {o}"));
+        out.push(format!("  {}", (t.note)(o)));
     }
-    out.push(format!("  approval: {}", f.standing.describe()));
+    out.push(format!(
+        "  {}{}",
+        t.summary_approval,
+        f.standing.describe_in(language)
+    ));
     out
 }
 
 /// `payrun run`'s line when the approval holds.
-pub fn approved_line(a: &ApprovalEvent) -> String {
-    format!(
-        "run {} approved by {} at {} ({} payout(s), digest {}): executing",
+pub fn approved_line(a: &ApprovalEvent, language: crate::lang::Language) -> String {
+    (language.text().approved_executing)(
         a.run_id,
-        a.by.shown(),
-        a.at,
+        &a.by.shown(),
+        &a.at,
         a.payouts,
-        signoff::short(&a.digest)
+        signoff::short(&a.digest),
     )
 }
 
 /// `payrun run`'s explanation when no approval holds: what is missing
 /// and what to do.
-pub fn unapproved_line(u: &Unapproved) -> String {
-    let who = match &u.preparer {
-        Some(p) => format!("someone other than its preparer, {},", p.person.shown()),
-        None => "someone other than its preparer".to_string(),
-    };
+pub fn unapproved_line(u: &Unapproved, language: crate::lang::Language) -> String {
+    (language.text().nothing_executed)(&unapproved_what(u, language))
+}
+
+/// [`unapproved_line`] without its "nothing was executed" (a run that
+/// waits for the approval says it waits instead).
+pub fn unapproved_what(u: &Unapproved, language: crate::lang::Language) -> String {
+    let t = language.text();
+    let who = (t.someone_else)(
+        &u.preparer
+            .as_ref()
+            .map(|p| p.person.shown())
+            .unwrap_or_default(),
+    );
     let approve = format!("`payrun approve {} --as NAME`", u.run_id);
-    let what = match &u.standing {
-        Standing::NotApproved if u.not_initiated > 0 => format!(
-            "run {} is not approved, and {} payout(s) are not initiated yet. Run `payrun run {} \
-             --initiate-only`; then {who} approves it: {approve}",
-            u.run_id, u.not_initiated, u.file_path
-        ),
-        Standing::NotApproved => format!(
-            "run {} is not approved (require_approval = true); {who} approves it: {approve}",
-            u.run_id
-        ),
-        other => format!(
-            "run {}: {}. It must be approved again: {approve}",
-            u.run_id,
-            other.describe()
-        ),
-    };
-    format!("nothing was executed: {what}")
+    match &u.standing {
+        Standing::NotApproved if u.not_initiated > 0 => {
+            (t.unapproved_not_initiated)(u.run_id, u.not_initiated, &u.file_path, &who, &approve)
+        }
+        Standing::NotApproved => (t.unapproved_plain)(u.run_id, &who, &approve),
+        other => (t.unapproved_again)(u.run_id, &other.describe_in(language), &approve),
+    }
 }
 
 /// Test hook: how often a waiting run checks for an approval, in

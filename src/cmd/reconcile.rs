@@ -9,7 +9,7 @@
 mod poll;
 mod statement;
 
-pub use poll::settling_line;
+pub use poll::{settling_line, settling_line_in};
 
 use super::{Threads, runtime};
 use crate::config::Config;

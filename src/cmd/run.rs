@@ -253,6 +253,7 @@ pub fn settings(args: &RunArgs, cfg: Config) -> Result<Settings> {
             backoff: backoff_from_env()?,
             lease: lease_from_env()?,
             request_deadline: request_deadline_from_env()?,
+            language: cfg.language(),
         },
         config: cfg,
     })
@@ -271,7 +272,8 @@ pub fn command(args: RunArgs) -> Result<Exit> {
         let bars = !args.quiet && !say.json && std::io::stderr().is_terminal();
         // With bars, the bars' last line shows the stop notice (a line
         // printed under them would be painted over).
-        let shutdown = watch_signals(args.quiet || bars, say)?;
+        let language = settings.config.language();
+        let shutdown = watch_signals(args.quiet || bars, say, language)?;
         let progress = if args.quiet {
             ProgressTarget::Hidden
         } else if say.json {
@@ -286,11 +288,10 @@ pub fn command(args: RunArgs) -> Result<Exit> {
             // Waiting for an approval is said even with --quiet: a cron
             // mail must tell why nothing moves.
             if !quiet || matches!(e, Event::AwaitingApproval(_)) {
-                show_event(&e, say)
+                show_event(&e, say, language)
             }
         };
         let outcome = engine::run(&settings, progress, shutdown, &notify).await?;
-        let language = settings.config.language();
         let (exit, result) = show_outcome(
             outcome,
             args.quiet,
@@ -323,25 +324,22 @@ const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 /// The first Ctrl-C (or SIGTERM) asks the engine to stop after the calls in
 /// flight; a second Ctrl-C quits at once. That is as safe as a crash: every
 /// intent is committed before its request leaves, and the next run resumes.
-fn watch_signals(quiet: bool, say: Say) -> Result<Shutdown> {
+fn watch_signals(quiet: bool, say: Say, language: crate::lang::Language) -> Result<Shutdown> {
+    let t = language.text();
     let (trigger, shutdown) = shutdown::channel();
     let mut signals = Signals::install()?;
     tokio::spawn(async move {
         signals.stop_requested().await;
         if !quiet {
-            say.info("stopping after the calls in flight (Ctrl-C again to quit at once)");
+            say.info(t.stopping_after_flight);
         }
         trigger.fire();
         tokio::select! {
             _ = signals.interrupted() => {
-                say.warn("quitting now; run the same command again to resume");
+                say.warn(t.quitting_now);
             }
             _ = tokio::time::sleep(STOP_GRACE) => {
-                say.warn(&format!(
-                    "calls still in flight after {}s; quitting now. Their intents are \
-                     recorded: run the same command again to resume",
-                    STOP_GRACE.as_secs()
-                ));
+                say.warn(&(t.still_in_flight)(STOP_GRACE.as_secs()));
             }
         }
         std::process::exit(Exit::Fatal.code());
@@ -349,46 +347,36 @@ fn watch_signals(quiet: bool, say: Say) -> Result<Shutdown> {
     Ok(shutdown)
 }
 
-fn show_event(e: &Event, say: Say) {
+fn show_event(e: &Event, say: Say, language: crate::lang::Language) {
+    let t = language.text();
     match e {
-        Event::SandboxStarted(url) => say.info(&format!(
-            "using the built-in sandbox at {url} (no real money moves)"
-        )),
+        Event::SandboxStarted(url) => say.info(&(t.sandbox_started)(url)),
         Event::Joined {
             run_id,
             worker,
             lease,
-        } => say.info(&format!(
-            "working on run {run_id} as worker {worker} (lease {} ms); other workers may share it",
-            lease.as_millis()
-        )),
+        } => say.info(&(t.joined)(*run_id, *worker, lease.as_millis())),
         Event::Resuming {
             run_id,
             file_path,
             created_at,
-        } => say.info(&format!(
-            "resuming run {run_id} of {file_path} (started {created_at})"
+        } => say.info(&(t.resuming)(*run_id, file_path, created_at)),
+        Event::Approved(a) => say.info(&super::approve::approved_line(a, language)),
+        Event::AwaitingApproval(u) => say.warn(&(t.waiting_for_approval)(
+            &super::approve::unapproved_what(u, language),
         )),
-        Event::Approved(a) => say.info(&super::approve::approved_line(a)),
-        Event::AwaitingApproval(u) => say.warn(&format!(
-            "{}. Waiting for it (Ctrl-C to stop)",
-            super::approve::unapproved_line(u).replace("nothing was executed: ", "")
-        )),
-        Event::Settling(p) => say.info(&super::reconcile::settling_line(p)),
-        Event::Importing { file } => say.info(&format!(
-            "checking {file} and recording its rows as a new run (nothing is sent before every row is recorded)"
-        )),
-        Event::Imported { payouts, elapsed } => say.info(&format!(
-            "recorded {payouts} payout(s) in {:.1} s",
-            elapsed.as_secs_f64()
-        )),
-        Event::WritingReport { path } => {
-            say.info(&format!("writing the report {}", path.display()))
+        Event::Settling(p) => say.info(&super::reconcile::settling_line_in(p, language)),
+        Event::Importing { file } => say.info(&(t.importing)(file)),
+        Event::Imported { payouts, elapsed } => {
+            let secs = format!("{:.1}", elapsed.as_secs_f64());
+            let secs = match language {
+                crate::lang::Language::Fr => secs.replace('.', ","),
+                crate::lang::Language::En => secs,
+            };
+            say.info(&(t.imported)(*payouts, &secs))
         }
-        Event::Skipped { rows } => say.info(&format!(
-            "{rows} row(s) were already paid, are in flight, or were ended by earlier runs and are not \
-             sent again; the report names the run and row of each"
-        )),
+        Event::WritingReport { path } => say.info(&(t.writing_report)(&path.display().to_string())),
+        Event::Skipped { rows } => say.info(&(t.skipped)(*rows)),
     }
 }
 
@@ -401,12 +389,12 @@ fn show_rate(s: &crate::limiter::LimiterStats, language: crate::lang::Language) 
     eprintln!("{}", rate_line(s, t));
 }
 
-/// [`show_rate`]'s line.
+/// [`show_rate`]'s line: the provider's latency (the HTTP call itself)
+/// and the queue wait (for the rate, a place in flight, a shared slot)
+/// apart, so a tight rate is not read as a slow provider.
 fn rate_line(s: &crate::limiter::LimiterStats, t: &crate::lang::Text) -> String {
-    let latency = s
-        .latency
-        .map_or_else(|| "-".to_string(), |l| format!("{} ms", l.as_millis()));
-    let latency = (t.latency)(&latency);
+    use crate::limiter::millis;
+    let latency = (t.latency)(&millis(s.provider_latency), &millis(s.queue_wait));
     if s.rate_limited == 0 {
         let peak = s.peak.or(s.delivered).unwrap_or(s.rate);
         return (t.rate_no_limit)(peak.round() as u64, &latency);
@@ -437,11 +425,10 @@ fn show_outcome(
             for e in r.first_errors.iter() {
                 say.warn(&format!("  {e}"));
             }
-            say.warn(&format!(
-                "{} of {} rows rejected; nothing was sent. Fix them (see {}) and run again.",
+            say.warn(&(t.rejected_nothing_sent)(
                 r.rejected,
                 r.rows,
-                r.rejected_path.display()
+                &r.rejected_path.display().to_string(),
             ));
             return (Exit::Invalid, None);
         }
@@ -449,7 +436,7 @@ fn show_outcome(
             for line in &lines {
                 say.warn(&format!("  {line}"));
             }
-            say.warn("transaction ids already used; nothing was imported or sent.");
+            say.warn(t.ids_used);
             return (Exit::Invalid, None);
         }
         RunOutcome::Repeats(r) => {
@@ -457,14 +444,11 @@ fn show_outcome(
                 eprintln!("  {line}");
             }
             if r.total > r.listed.len() as u64 {
-                eprintln!("  ... and {} more", r.total - r.listed.len() as u64);
+                eprintln!("  {}", (t.and_more)(r.total - r.listed.len() as u64));
             }
             eprintln!(
-                "payrun: {} row(s) pay a person already paid (or being paid) in this period, \
-                 repeat a recent payment of the same amount, or repeat another row of the file; \
-                 nothing was recorded or sent. {}",
-                r.total,
-                engine::guard::what_to_do(period)
+                "payrun: {}",
+                (t.repeats_found)(r.total, &(t.repeats_what_to_do)(period))
             );
             return (Exit::Invalid, None);
         }
@@ -473,14 +457,9 @@ fn show_outcome(
                 eprintln!("  {line}");
             }
             if r.total > r.listed.len() as u64 {
-                eprintln!("  ... and {} more", r.total - r.listed.len() as u64);
+                eprintln!("  {}", (t.and_more)(r.total - r.listed.len() as u64));
             }
-            eprintln!(
-                "payrun: {} row(s) of this failed.csv name payouts that did not fail (paid, held \
-                 or still open); nothing was recorded or sent. Remove those rows: a failed.csv \
-                 re-pays failed payouts only (an older failed.csv, after a later run paid them?).",
-                r.total
-            );
+            eprintln!("payrun: {}", (t.not_failed_rows)(r.total));
             return (Exit::Invalid, None);
         }
         RunOutcome::Imported {
@@ -488,24 +467,22 @@ fn show_outcome(
             payouts,
             file_path,
         } => {
-            say.info(&format!(
-                "run {run_id} holds {payouts} payout(s) of {file_path}; nothing was sent (--import-only)"
-            ));
+            say.info(&(t.import_only_done)(run_id, payouts, &file_path));
             return (Exit::Ok, None);
         }
         RunOutcome::TotalsRefused(why) => {
-            say.warn(&format!("nothing was executed: {why}"));
+            say.warn(&(t.nothing_executed)(&why.to_string()));
             return (Exit::Fatal, None);
         }
         RunOutcome::Unapproved(u) => {
-            say.warn(&super::approve::unapproved_line(&u));
+            say.warn(&super::approve::unapproved_line(&u, language));
             return (Exit::Fatal, None);
         }
         RunOutcome::Ran(ran) => ran,
     };
     // What the run was allowed beyond the rules: shown even with --quiet.
-    for line in ran.overrides.lines() {
-        say.info(&format!("note: {line}"));
+    for line in ran.overrides.lines_in(language) {
+        say.info(&(t.note)(&line));
     }
     if !quiet && !say.json {
         super::report::show_summary(&ran.totals, language);
@@ -519,34 +496,23 @@ fn show_outcome(
     }
     let exit = match &ran.stop {
         Some(Stop::Unauthorized(msg)) => {
-            say.warn(&format!(
-                "the provider refused the API key ({msg}); nothing more was sent. \
-                 Fix the key and run the same command again to resume \
-                 (or end the run with `payrun cancel {}`)",
-                ran.run_id
-            ));
+            say.warn(&(t.stop_unauthorized)(msg, ran.run_id));
             Exit::Fatal
         }
         Some(Stop::Interrupted) => {
-            say.warn(
-                "interrupted; in-flight calls finished and were recorded. \
-                 Run the same command again to resume.",
-            );
+            say.warn(t.stop_interrupted);
             Exit::Fatal
         }
         Some(Stop::Unreachable(msg)) => {
-            say.warn(&format!(
-                "the provider is not accepting requests ({msg}); progress is saved. \
-                 Run the same command again to resume"
-            ));
+            say.warn(&(t.stop_unreachable)(msg));
             Exit::Fatal
         }
         Some(Stop::Config(msg)) => {
-            say.warn(&format!("configuration error: {msg}"));
+            say.warn(&(t.stop_config)(msg));
             Exit::Fatal
         }
         Some(Stop::LeaseLost(msg)) => {
-            say.warn(&format!("stopped: {msg}"));
+            say.warn(&(t.stop_lease)(msg));
             Exit::Fatal
         }
         None => Exit::complete_if(ran.complete()),
@@ -554,10 +520,7 @@ fn show_outcome(
     if let (true, Some((path, control))) = (ran.initiate_only, &ran.approval) {
         // The control totals are the point of --initiate-only: shown even
         // with --quiet.
-        say.info(&format!(
-            "control totals (accepted initiations), written to {}:",
-            path.display()
-        ));
+        say.info(&(t.control_totals)(&path.display().to_string()));
         let mut flags = Vec::new();
         for (cur, x) in control {
             let total = language.amount(&x.total.to_string());
@@ -565,32 +528,23 @@ fn show_outcome(
             say.info(&format!("  {cur}: {}", line.trim_end()));
             flags.push(format!("--expect-total {cur}={}", x.total));
         }
-        say.info(&format!(
-            "approval page of run {}: {}",
+        say.info(&(t.approval_page_at)(
             ran.run_id,
-            engine::outputs::approval_page(&ran.report, ran.run_id).display()
+            &engine::outputs::approval_page(&ran.report, ran.run_id)
+                .display()
+                .to_string(),
         ));
-        say.info(&format!(
-            "initiation done, no money moved. {} payout(s) initiated; once approved, \
-             run again without --initiate-only (add {} to make sure the totals still hold).",
+        say.info(&(t.initiation_done)(
             ran.count(State::Initiated),
-            flags.join(" ")
+            &flags.join(" "),
         ));
         if let Some(s) = ran.signoff.as_ref().filter(|s| !s.is_approved()) {
-            say.info(&format!(
-                "approval: {}; someone other than you approves run {}: `payrun approve {} --as NAME`",
-                s.describe(),
-                ran.run_id,
-                ran.run_id
-            ));
+            say.info(&(t.approval_needed)(&s.describe_in(language), ran.run_id));
         }
     }
     let processing = ran.count(State::Processing);
     if processing > 0 {
-        say.info(&format!(
-            "{processing} payout(s) accepted by the provider but not final (processing): \
-             money may still move. Check them with the provider, or list them with `payrun reconcile`."
-        ));
+        say.info(&(t.processing_left)(processing));
     }
     let report = ran.report.display().to_string();
     for line in ran.verdict.advice_in(ran.run_id, &report, language) {

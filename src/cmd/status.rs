@@ -49,46 +49,51 @@ pub fn command(args: StatusArgs) -> Result<Exit> {
     };
     let store = Store::connect(&db)?;
     let runs = store.runs()?;
+    let language = cfg.language();
+    let t = language.text();
     let mut out = std::io::stdout().lock();
-    writeln!(out, "database: {shown}")?;
+    writeln!(out, "{}", (t.status_database)(&shown))?;
     if runs.is_empty() {
-        writeln!(out, "no runs in {db}")?;
+        writeln!(out, "{}", (t.status_no_runs)(&db.to_string()))?;
     }
     for run in runs {
         let counts = store.state_counts(run.id)?;
-        let status = if run.finished_at.is_some() {
-            "finished"
-        } else {
-            "in progress"
-        };
         writeln!(
             out,
-            "run {}  {}  {}  {} rows  {}{}",
-            run.id,
-            run.file_path,
-            run.created_at,
-            run.rows_total,
-            status,
-            if run.period.is_empty() {
-                String::new()
-            } else {
-                format!("  period {}", run.period)
-            }
+            "{}",
+            (t.status_run)(
+                run.id,
+                &run.file_path,
+                &run.created_at,
+                run.rows_total,
+                run.finished_at.is_some(),
+                &run.period
+            )
         )?;
         let skipped = store.skipped_count(run.id)?;
         if skipped > 0 {
-            writeln!(out, "  already paid by earlier runs, not sent: {skipped}")?;
+            writeln!(out, "{}", (t.status_skipped)(skipped))?;
         }
-        let counts: Vec<String> = counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
-        writeln!(out, "  states: {}", counts.join(", "))?;
+        let counts: Vec<String> = counts
+            .iter()
+            .map(|(s, n)| format!("{} {n}", t.state(s.as_str())))
+            .collect();
+        writeln!(out, "{}", (t.status_states)(&counts.join(", ")))?;
         for (currency, states) in store.totals(run.id)? {
             let cells: Vec<String> = states
                 .iter()
-                .map(|(s, t)| format!("{s} {} ({})", t.count, t.total))
+                .map(|(s, x)| {
+                    format!(
+                        "{} {} ({})",
+                        t.state(s.as_str()),
+                        x.count,
+                        language.amount(&x.total.to_string())
+                    )
+                })
                 .collect();
             writeln!(out, "  {currency}: {}", cells.join(", "))?;
         }
-        if let Some(line) = approval_line(&store, &run, cfg.require_approval())? {
+        if let Some(line) = approval_line(&store, &run, cfg.require_approval(), language)? {
             writeln!(out, "{line}")?;
         }
         for w in store.workers(run.id)? {
@@ -103,7 +108,12 @@ pub fn command(args: StatusArgs) -> Result<Exit> {
 
 /// Who prepared the run and where its approval stands: for a run with an
 /// approval event, or an unfinished one when approvals are required.
-fn approval_line(store: &Store, run: &RunInfo, required: bool) -> Result<Option<String>> {
+fn approval_line(
+    store: &Store,
+    run: &RunInfo,
+    required: bool,
+    language: crate::lang::Language,
+) -> Result<Option<String>> {
     let events = store.approval_events(run.id)?;
     if events.is_empty() && (!required || run.finished_at.is_some()) {
         return Ok(None);
@@ -111,13 +121,16 @@ fn approval_line(store: &Store, run: &RunInfo, required: bool) -> Result<Option<
     let Some(f) = crate::signoff::facts(store, run.id)? else {
         return Ok(None);
     };
-    let preparer = match &f.preparer {
-        Some(p) => format!("prepared by {}", p.person.shown()),
-        None => "preparer not recorded".to_string(),
-    };
-    Ok(Some(format!(
-        "  {preparer}; approval: {}",
-        f.standing.describe()
+    let t = language.text();
+    let preparer = (t.status_prepared)(
+        &f.preparer
+            .as_ref()
+            .map(|p| p.person.shown())
+            .unwrap_or_default(),
+    );
+    Ok(Some((t.status_approval)(
+        &preparer,
+        &f.standing.describe_in(language),
     )))
 }
 

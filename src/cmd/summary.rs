@@ -84,16 +84,13 @@ pub fn command(args: SummaryArgs) -> Result<Exit> {
         writeln!(out, "  {}{n}", t.summary_notice)?;
     }
     if let Some(f) = &page.approval {
-        let standing = match f.standing {
-            crate::signoff::Standing::NotApproved => t.not_approved_yet.to_string(),
-            ref other => other.describe(),
-        };
+        let standing = f.standing.describe_in(language);
         writeln!(out, "  {}{standing}", t.summary_approval)?;
     }
     out.flush()?;
     if let Some(path) = &args.html {
         html::write_approval(&store, run, path, language)?;
-        eprintln!("approval page of run {run}: {}", path.display());
+        eprintln!("{}", (t.approval_page_at)(run, &path.display().to_string()));
     }
     Ok(Exit::Ok)
 }

@@ -74,6 +74,7 @@ pub fn command(args: ValidateArgs) -> Result<Exit> {
         rejected_path: args.rejected.clone(),
         skip_hidden_rows: args.skip_hidden_rows,
         assume_no_hidden_rows: args.assume_no_hidden_rows,
+        language: cfg.language(),
     };
     let mut shown: Vec<FieldError> = Vec::new();
     let mut shown_rows = 0usize;
@@ -208,31 +209,20 @@ fn write_text(
         }
         return Ok(());
     }
-    writeln!(out, "\nRejected rows:")?;
+    writeln!(out, "\n{}", t.rejected_heading)?;
     for e in shown {
-        writeln!(out, "  {e}")?;
+        writeln!(out, "  {}", e.shown_in(language))?;
     }
     if not_shown > 0 {
         writeln!(
             out,
-            "  ... and {not_shown} more rejected rows{}",
-            if args.rejected.is_some() {
-                " (all are in the rejected file)"
-            } else {
-                " (use --rejected PATH to get them all)"
-            }
+            "  {}",
+            (t.more_rejected)(not_shown, args.rejected.is_some())
         )?;
     }
     match &args.rejected {
-        Some(p) => writeln!(
-            out,
-            "\nThe rejected rows and their reasons are in {}: fix them there and validate that file again.",
-            p.display()
-        )?,
-        None => writeln!(
-            out,
-            "\nNothing was sent. Add --rejected rejected.csv to get the rejected rows with their reasons in a file."
-        )?,
+        Some(p) => writeln!(out, "\n{}", (t.rejected_in_file)(&p.display().to_string()))?,
+        None => writeln!(out, "\n{}", t.rejected_no_file)?,
     }
     Ok(())
 }

@@ -161,14 +161,7 @@ impl std::fmt::Display for Repeat {
 
 /// What to do about the repeats, said once after the list.
 pub fn what_to_do(period: &str) -> String {
-    format!(
-        "A correction is a new payment of the difference (a row of the missing amount), or a \
-         cancellation of the earlier payment first (`payrun cancel RUN` while it is not \
-         executed); a new batch in the same month is a period of its own (this run's is \
-         {period}: e.g. --period {period}-bonus). If these people really are to be paid again, \
-         check the list and run again with --allow-repeats: each second payment is then \
-         recorded in the audit trail and shown on the approval page."
-    )
+    (crate::lang::Language::En.text().repeats_what_to_do)(period)
 }
 
 /// The sentence recorded when `--allow-repeats` lets a repeat through.

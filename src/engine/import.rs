@@ -226,6 +226,7 @@ pub fn import(
         rejected_path: Some(rejected_path.to_path_buf()),
         skip_hidden_rows: settings.skip_hidden_rows,
         assume_no_hidden_rows: settings.assume_no_hidden_rows,
+        language: settings.config.language(),
     };
     let mut rules = Rules::new(batch, settings.allow_repeats, settings.repeat_window_days)?;
     let (summary, first_errors) = scan_into(&mut imp, settings, input, &opts, &mut rules)?;
@@ -349,7 +350,7 @@ fn scan(
             }
             RowOutcome::Rejected(r) => {
                 if first_errors.len() < SHOWN_ERRORS {
-                    first_errors.extend(r.errors.iter().map(|e| e.to_string()));
+                    first_errors.extend(r.errors.iter().map(|e| e.shown_in(opts.language)));
                 }
             }
         }

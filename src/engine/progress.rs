@@ -52,9 +52,11 @@ pub struct Figures {
     pub stopping: bool,
     /// `--initiate-only`: there is no execution bar to fill.
     pub initiate_only: bool,
-    /// The limiter's figures in brief (rate settled on, 429s, latency);
-    /// empty when there are none.
+    /// The limiter's figures in brief (rate settled on, 429s, provider
+    /// latency, queue wait); empty when there are none.
     pub limiter: String,
+    /// The language of the lines (config `language`).
+    pub language: crate::lang::Language,
 }
 
 impl Figures {
@@ -108,6 +110,7 @@ fn clock(d: Duration) -> String {
 /// The three lines drawn on a terminal: two bars and the figures (or the
 /// stop notice, which stays until the end).
 pub fn render_bars(f: &Figures) -> [String; 3] {
+    let t = f.language.text();
     let i = f.shown_initiated();
     let line = |label: &str, n: u64| {
         clip(format!(
@@ -117,46 +120,44 @@ pub fn render_bars(f: &Figures) -> [String; 3] {
         ))
     };
     let third = if f.stopping {
-        "stopping: finishing the calls in flight (Ctrl-C again quits at once)".to_string()
+        t.bar_stopping.to_string()
     } else {
-        let mut t = format!(
-            "failed {}  unknown {}  {} calls/s  {}",
-            f.failed,
-            f.unknown,
-            f.rate(),
-            clock(f.elapsed)
-        );
+        let mut s = (t.bar_figures)(f.failed, f.unknown, f.rate(), &clock(f.elapsed));
         if !f.limiter.is_empty() {
-            t.push_str("  ");
-            t.push_str(&f.limiter);
+            s.push_str("  ");
+            s.push_str(&f.limiter);
         }
-        t
+        s
     };
     let exec = if f.initiate_only {
-        clip("executed  (not with --initiate-only)".to_string())
+        clip(t.bar_no_execute.to_string())
     } else {
-        line("executed", f.executed)
+        line(t.bar_labels[1], f.executed)
     };
-    [line("initiated", i), exec, clip(third)]
+    [line(t.bar_labels[0], i), exec, clip(third)]
 }
 
 /// The plain line written to a log (cron, CI).
 pub fn render_line(f: &Figures) -> String {
-    let t = f.total;
+    let t = f.language.text();
     let mut s = format!(
-        "payrun: {}/{t} initiated, {}/{t} executed, {} failed, {} unknown, {} calls/s",
-        f.shown_initiated(),
-        f.executed,
-        f.failed,
-        f.unknown,
-        f.rate()
+        "payrun: {}",
+        (t.progress_line)(
+            f.shown_initiated(),
+            f.total,
+            f.executed,
+            f.failed,
+            f.unknown,
+            f.rate()
+        )
     );
     if !f.limiter.is_empty() {
         s.push_str(", ");
         s.push_str(&f.limiter);
     }
     if f.stopping {
-        s.push_str(", stopping");
+        s.push_str(", ");
+        s.push_str(t.progress_stopping);
     }
     // Not clipped: a log line is read whole, and the stop mark must stay.
     s
@@ -180,7 +181,8 @@ fn snapshot(ctx: &Ctx, total: u64, already: u64, started: Instant) -> Figures {
         elapsed: started.elapsed(),
         stopping: ctx.stopping(),
         initiate_only: ctx.opts.initiate_only,
-        limiter: ctx.limiter.stats().brief(),
+        limiter: ctx.limiter.stats().brief(ctx.opts.language.text()),
+        language: ctx.opts.language,
     }
 }
 
@@ -362,6 +364,28 @@ mod tests {
         };
         assert!(render_line(&stopping).ends_with(", stopping"));
         assert_eq!(at(0).rate(), 0, "no division by zero");
+    }
+
+    #[test]
+    fn french_lines_and_bars_speak_french() {
+        let f = Figures {
+            initiated: 3,
+            executed: 2,
+            unknown: 1,
+            calls: 30,
+            elapsed: Duration::from_secs(4),
+            language: crate::lang::Language::Fr,
+            stopping: true,
+            ..at(4)
+        };
+        assert_eq!(
+            render_line(&f),
+            "payrun: 3/266 initiés, 2/266 exécutés, 0 en échec, 1 d'issue inconnue, 7 appels/s, arrêt en cours"
+        );
+        let bars = render_bars(&f);
+        assert!(bars[0].starts_with("initiés "), "{bars:?}");
+        assert!(bars[1].starts_with("exécutés "), "{bars:?}");
+        assert!(bars[2].starts_with("arrêt"), "{bars:?}");
     }
 
     #[test]

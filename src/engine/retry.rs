@@ -95,6 +95,10 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
     let mut failures = 0u32;
     let mut limited = 0u32;
     loop {
+        // From here to the request leaving is the queue wait; from there
+        // to the answer, the provider's latency: timed apart, so a tight
+        // rate's waits are not shown as a slow provider.
+        let wanted = tokio::time::Instant::now();
         // `None`: the run is stopping; a wait (even a `Retry-After` pause)
         // ends at once.
         let Some(slot) = ctx.limiter.acquire().await else {
@@ -119,10 +123,12 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
         }
         end.sent += 1;
         ctx.counters.calls.fetch_add(1, Ordering::Relaxed);
+        let leaving = tokio::time::Instant::now();
         let outcome = match call {
             Call::Initiate => ctx.client.initiate(&work.request).await,
             Call::Execute => ctx.client.execute(&Sent::of(&work.request)).await,
         };
+        ctx.limiter.on_call(leaving - wanted, leaving.elapsed());
         tracing::debug!(
             transaction_id = %work.request.transaction_id,
             call = ?call,

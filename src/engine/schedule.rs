@@ -70,6 +70,8 @@ pub struct EngineOptions {
     /// `PAYRUN_REQUEST_TIMEOUT_MS`): on a shared run, a request leaves only
     /// while the lease outlasts it.
     pub request_deadline: Duration,
+    /// The language of the progress display (config `language`).
+    pub language: crate::lang::Language,
 }
 
 impl EngineOptions {

@@ -159,7 +159,272 @@ pub const TEXT: Text = Text {
     rate_no_limit: |peak, rest| {
         format!("débit\u{a0}: aucune limite atteinte\u{a0}; pointe {peak} appels/s\u{a0}; {rest}")
     },
-    latency: |l| format!("latence {l} (du tour de l'appel à sa réponse)"),
+    latency: |p, q| {
+        format!(
+            "latence du fournisseur {p} (l'appel seul)\u{a0}; attente {q} (du débit ou d'une place libre)"
+        )
+    },
+    limiter_brief: |rate, r429, l, q, paused| {
+        format!("débit {rate}/s, 429\u{a0}: {r429}, latence {l}, attente {q}{paused}")
+    },
+    paused: |s| format!(", pause {s}\u{a0}s"),
+    progress_line: |i, t, e, f, u, r| {
+        format!(
+            "{i}/{t} initiés, {e}/{t} exécutés, {f} en échec, {u} d'issue inconnue, {r} appels/s"
+        )
+    },
+    progress_stopping: "arrêt en cours",
+    bar_labels: ["initiés", "exécutés"],
+    bar_figures: |f, u, r, clock| format!("échecs {f}  inconnus {u}  {r} appels/s  {clock}"),
+    bar_stopping: "arrêt\u{a0}: fin des appels en cours (Ctrl-C à nouveau pour quitter aussitôt)",
+    bar_no_execute: "exécutés  (pas avec --initiate-only)",
+    sandbox_started: |url| format!("bac à sable intégré sur {url} (aucun argent réel ne bouge)"),
+    joined: |run, worker, lease| {
+        format!(
+            "travail sur le lot {run} comme poste {worker} (bail de {lease}\u{a0}ms)\u{a0}; d'autres postes peuvent le partager"
+        )
+    },
+    resuming: |run, file, at| format!("reprise du lot {run} de {file} (commencé le {at})"),
+    importing: |file| {
+        format!(
+            "vérification de {file} et enregistrement de ses lignes comme nouveau lot (rien n'est envoyé avant que toutes les lignes soient enregistrées)"
+        )
+    },
+    imported: |n, secs| format!("{n} paiement(s) enregistré(s) en {secs}\u{a0}s"),
+    writing_report: |p| format!("écriture du rapport {p}"),
+    skipped: |rows| {
+        format!(
+            "{rows} ligne(s) déjà payée(s), en cours ou closes par des lots précédents ne sont pas renvoyées\u{a0}; le rapport indique le lot et la ligne de chacune"
+        )
+    },
+    settling: |round, asked, settled, open, waited, next| {
+        let next = if next.is_empty() {
+            String::new()
+        } else {
+            format!("\u{a0}; nouvelle question dans {next}")
+        };
+        format!(
+            "question au fournisseur, tour {round}\u{a0}: {asked} demandé(s), {settled} réglé(s), {open} toujours pas définitif(s) après {waited}{next}"
+        )
+    },
+    approved_executing: |run, by, at, n, digest| {
+        format!(
+            "lot {run} approuvé par {by} le {at} ({n} paiement(s), empreinte {digest})\u{a0}: exécution"
+        )
+    },
+    nothing_executed: |what| format!("rien n'a été exécuté\u{a0}: {what}"),
+    waiting_for_approval: |what| format!("{what}. En attente (Ctrl-C pour arrêter)"),
+    someone_else: |name| {
+        if name.is_empty() {
+            "une personne autre que celle qui l'a préparé".to_string()
+        } else {
+            format!("une personne autre que celle qui l'a préparé ({name})")
+        }
+    },
+    unapproved_not_initiated: |run, n, file, who, approve| {
+        format!(
+            "le lot {run} n'est pas approuvé, et {n} paiement(s) ne sont pas encore initiés. Lancez `payrun run {file} --initiate-only`\u{a0}; puis {who} l'approuve\u{a0}: {approve}"
+        )
+    },
+    unapproved_plain: |run, who, approve| {
+        format!(
+            "le lot {run} n'est pas approuvé (require_approval = true)\u{a0}; {who} l'approuve\u{a0}: {approve}"
+        )
+    },
+    unapproved_again: |run, standing, approve| {
+        format!("lot {run}\u{a0}: {standing}. Il doit être approuvé à nouveau\u{a0}: {approve}")
+    },
+    standing_approved: |by, at| format!("approuvé par {by} le {at}"),
+    standing_revoked: |by, at, rby, rat, reason| {
+        format!(
+            "l'approbation de {by} le {at} a été retirée par {rby} le {rat}{}",
+            if reason.is_empty() {
+                String::new()
+            } else {
+                format!(" ({reason})")
+            }
+        )
+    },
+    standing_void: |by, at, why| format!("l'approbation de {by} le {at} est caduque\u{a0}: {why}"),
+    banner_void: |word, standing, run| {
+        format!(
+            "APPROBATION {}\u{a0}: {standing}. Le lot doit être approuvé à nouveau\u{a0}: payrun approve {run} --as NOM",
+            if word == "revoked" {
+                "RETIRÉE"
+            } else {
+                "CADUQUE"
+            }
+        )
+    },
+    field_error: |row, col, value, msg| {
+        format!("ligne {row}, colonne {col}, valeur {value}\u{a0}: {msg}")
+    },
+    row_error: |row, msg| format!("ligne {row}\u{a0}: {msg}"),
+    rejected_nothing_sent: |rejected, rows, path| {
+        format!(
+            "{rejected} ligne(s) rejetée(s) sur {rows}\u{a0}; rien n'a été envoyé. Corrigez-les (voir {path}) et relancez."
+        )
+    },
+    ids_used: "références de transaction déjà utilisées\u{a0}; rien n'a été importé ni envoyé.",
+    and_more: |n| format!("... et {n} autre(s)"),
+    repeats_found: |n, what| {
+        format!(
+            "{n} ligne(s) paient une personne déjà payée (ou en cours de paiement) sur cette période, répètent un paiement récent du même montant, ou répètent une autre ligne du fichier\u{a0}; rien n'a été enregistré ni envoyé. {what}"
+        )
+    },
+    repeats_what_to_do: |period| {
+        format!(
+            "Une correction est un nouveau paiement de la différence (une ligne du montant manquant), ou d'abord l'annulation du paiement précédent (`payrun cancel LOT` tant qu'il n'est pas exécuté)\u{a0}; un nouveau lot dans le même mois est une période à part (celle de ce lot est {period}\u{a0}: par exemple --period {period}-prime). Si ces personnes doivent vraiment être payées à nouveau, vérifiez la liste et relancez avec --allow-repeats\u{a0}: chaque second paiement est alors inscrit dans la piste d'audit et montré sur la page d'approbation."
+        )
+    },
+    not_failed_rows: |n| {
+        format!(
+            "{n} ligne(s) de ce failed.csv désignent des paiements qui n'ont pas échoué (payés, retenus ou encore ouverts)\u{a0}; rien n'a été enregistré ni envoyé. Retirez ces lignes\u{a0}: un failed.csv ne repaie que les paiements en échec (un ancien failed.csv, payé depuis par un autre lot\u{a0}?)."
+        )
+    },
+    import_only_done: |run, n, file| {
+        format!(
+            "le lot {run} contient {n} paiement(s) de {file}\u{a0}; rien n'a été envoyé (--import-only)"
+        )
+    },
+    note: |line| format!("remarque\u{a0}: {line}"),
+    override_totals_row: |row, amount, cur| {
+        format!(
+            "ligne {row}\u{a0}: une ligne de totaux ({amount} {cur}) prise comme total de contrôle, non payée"
+        )
+    },
+    override_skipped: |n| {
+        format!(
+            "{n} ligne(s) écartée(s) car déjà payée(s) (ou retenue(s)) par des lots précédents\u{a0}: listée(s) dans le rapport comme ignorée(s), pas payée(s) à nouveau"
+        )
+    },
+    override_second_payment: |row, amount, cur, tx| {
+        format!(
+            "ligne {row}\u{a0}: un second paiement de {amount} {cur} laissé passer par --allow-repeats ({tx})"
+        )
+    },
+    override_more: |n| {
+        format!("... et {n} autre(s) second(s) paiement(s) (`payrun reconcile --audit`)")
+    },
+    stop_unauthorized: |msg, run| {
+        format!(
+            "le fournisseur a refusé la clé d'API ({msg})\u{a0}; plus rien n'a été envoyé. Corrigez la clé et relancez la même commande pour reprendre (ou closez le lot avec `payrun cancel {run}`)"
+        )
+    },
+    stop_interrupted: "interrompu\u{a0}; les appels en cours se sont terminés et sont enregistrés. Relancez la même commande pour reprendre.",
+    stop_unreachable: |msg| {
+        format!(
+            "le fournisseur n'accepte pas de requêtes ({msg})\u{a0}; l'avancement est enregistré. Relancez la même commande pour reprendre"
+        )
+    },
+    stop_config: |msg| format!("erreur de configuration\u{a0}: {msg}"),
+    stop_lease: |msg| format!("arrêté\u{a0}: {msg}"),
+    stopping_after_flight: "arrêt après les appels en cours (Ctrl-C à nouveau pour quitter aussitôt)",
+    quitting_now: "arrêt immédiat\u{a0}; relancez la même commande pour reprendre",
+    still_in_flight: |secs| {
+        format!(
+            "appels toujours en cours après {secs}\u{a0}s\u{a0}; arrêt immédiat. Leurs intentions sont enregistrées\u{a0}: relancez la même commande pour reprendre"
+        )
+    },
+    control_totals: |path| {
+        format!("totaux de contrôle (initiations acceptées), écrits dans {path}\u{a0}:")
+    },
+    approval_page_at: |run, path| format!("page d'approbation du lot {run}\u{a0}: {path}"),
+    initiation_done: |n, flags| {
+        format!(
+            "initiation terminée, aucun argent n'a bougé. {n} paiement(s) initié(s)\u{a0}; une fois approuvé, relancez sans --initiate-only (ajoutez {flags} pour vérifier que les totaux tiennent toujours)."
+        )
+    },
+    approval_needed: |standing, run| {
+        format!(
+            "approbation\u{a0}: {standing}\u{a0}; une autre personne que vous approuve le lot {run}\u{a0}: `payrun approve {run} --as NOM`"
+        )
+    },
+    processing_left: |n| {
+        format!(
+            "{n} paiement(s) acceptés par le fournisseur mais pas définitifs (en traitement)\u{a0}: de l'argent peut encore bouger. Vérifiez-les auprès du fournisseur, ou listez-les avec `payrun reconcile`."
+        )
+    },
+    facts_run: |id, file, period, created| {
+        format!("lot {id}  {file}  période {period}  créé le {created}")
+    },
+    facts_sha: |sha| format!("  sha256 du fichier {sha}"),
+    facts_prepared: |by, at| format!("  préparé par {by} le {at}"),
+    facts_prepared_unknown: "  préparé par\u{a0}: non enregistré (importé avant que payrun ne l'enregistre)",
+    facts_initiated: |n, digest, waiting| {
+        format!(
+            "  paiements initiés\u{a0}: {n} (empreinte {digest}){}",
+            match waiting {
+                0 => String::new(),
+                w => format!("\u{a0}; {w} pas encore initié(s)"),
+            }
+        )
+    },
+    facts_currency: |cur, n, total| format!("    {cur}\u{a0}: {n} paiement(s), total {total}"),
+    approval_withdrawn: |run, by, at| {
+        format!(
+            "lot {run}\u{a0}: approbation retirée par {by} le {at}\u{a0}; rien n'en sera exécuté tant que personne ne l'approuve à nouveau"
+        )
+    },
+    approved_already: |run| format!("le lot {run} est déjà approuvé\u{a0}; rien n'est enregistré"),
+    approved_now: |run, by, at, n, digest, file| {
+        format!(
+            "lot {run} approuvé par {by} le {at}\u{a0}: {n} paiement(s), empreinte {digest}. L'exécution (`payrun run {file}`) peut maintenant les envoyer."
+        )
+    },
+    nothing_recorded: "non approuvé\u{a0}; rien n'a été enregistré",
+    confirm_approve: |run, by| {
+        format!(
+            "Approuver le lot {run} en tant que {by}\u{a0}? Ces paiements seront exécutés. Tapez oui pour approuver\u{a0}: "
+        )
+    },
+    no_terminal: |run, by| {
+        format!(
+            "pas de terminal pour confirmer\u{a0}: lisez les montants ci-dessus, puis relancez avec --yes pour approuver le lot {run} en tant que {by} (rien n'a été enregistré)"
+        )
+    },
+    status_database: |db| format!("base\u{a0}: {db}"),
+    status_no_runs: |db| format!("aucun lot dans {db}"),
+    status_run: |id, file, created, rows, finished, period| {
+        format!(
+            "lot {id}  {file}  {created}  {rows} lignes  {}{}",
+            if finished { "terminé" } else { "en cours" },
+            if period.is_empty() {
+                String::new()
+            } else {
+                format!("  période {period}")
+            }
+        )
+    },
+    status_skipped: |n| format!("  déjà payées par des lots précédents, non envoyées\u{a0}: {n}"),
+    status_states: |states| format!("  états\u{a0}: {states}"),
+    status_prepared: |by| {
+        if by.is_empty() {
+            "préparateur non enregistré".to_string()
+        } else {
+            format!("préparé par {by}")
+        }
+    },
+    status_approval: |preparer, standing| {
+        format!("  {preparer}\u{a0}; approbation\u{a0}: {standing}")
+    },
+    rejected_heading: "Lignes rejetées\u{a0}:",
+    more_rejected: |n, file| {
+        format!(
+            "... et {n} autre(s) ligne(s) rejetée(s){}",
+            if file {
+                " (toutes sont dans le fichier des rejets)"
+            } else {
+                " (--rejected FICHIER pour les avoir toutes)"
+            }
+        )
+    },
+    rejected_in_file: |p| {
+        format!(
+            "Les lignes rejetées et leurs motifs sont dans {p}\u{a0}: corrigez-les là et validez à nouveau ce fichier."
+        )
+    },
+    rejected_no_file: "Rien n'a été envoyé. Ajoutez --rejected rejets.csv pour avoir les lignes rejetées et leurs motifs dans un fichier.",
     validate_head: |file, rows, valid, rejected| {
         format!("{file}\u{a0}: {rows} ligne(s), {valid} valide(s), {rejected} rejetée(s)")
     },

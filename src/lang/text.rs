@@ -81,8 +81,135 @@ pub struct Text {
     /// latency, queue wait, peak.
     pub rate_settled: fn(u64, u64, u64, &str) -> String,
     pub rate_no_limit: fn(u64, &str) -> String,
-    /// `latency 8 ms` with what it spans.
-    pub latency: fn(&str) -> String,
+    /// The provider's latency (the HTTP call alone) and the queue wait
+    /// (from wanting to send to the call leaving: the rate, a place in
+    /// flight, a shared slot), each `8 ms` or `-`.
+    pub latency: fn(&str, &str) -> String,
+    /// The limiter in brief, in progress lines: rate, 429s, provider
+    /// latency, queue wait, a pause (`paused`, or empty).
+    pub limiter_brief: fn(u64, u64, &str, &str, &str) -> String,
+    pub paused: fn(u64) -> String,
+    /// The plain progress line: initiated, total, executed, failed,
+    /// unknown, calls/s.
+    pub progress_line: fn(u64, u64, u64, u64, u64, u64) -> String,
+    pub progress_stopping: &'static str,
+    /// The bars' labels (initiated, executed), their figures (failed,
+    /// unknown, calls/s, clock), the stop notice, the execution bar of
+    /// `--initiate-only`.
+    pub bar_labels: [&'static str; 2],
+    pub bar_figures: fn(u64, u64, u64, &str) -> String,
+    pub bar_stopping: &'static str,
+    pub bar_no_execute: &'static str,
+    /// Events of a run: sandbox URL; run, worker, lease ms; run, file,
+    /// started; file; payouts, seconds; report path; rows skipped.
+    pub sandbox_started: fn(&str) -> String,
+    pub joined: fn(i64, i64, u128) -> String,
+    pub resuming: fn(i64, &str, &str) -> String,
+    pub importing: fn(&str) -> String,
+    pub imported: fn(u64, &str) -> String,
+    pub writing_report: fn(&str) -> String,
+    pub skipped: fn(u64) -> String,
+    /// The status-call wait before the verdict: round, asked, settled,
+    /// still open, waited, next ask (or empty).
+    pub settling: fn(u64, u64, u64, u64, &str, &str) -> String,
+    /// Run, approver, at, payouts, digest.
+    pub approved_executing: fn(i64, &str, &str, u64, &str) -> String,
+    pub nothing_executed: fn(&str) -> String,
+    pub waiting_for_approval: fn(&str) -> String,
+    /// Someone other than the preparer (named, or empty when unknown).
+    pub someone_else: fn(&str) -> String,
+    /// Run, not initiated, file, who, the approve command.
+    pub unapproved_not_initiated: fn(i64, u64, &str, &str, &str) -> String,
+    /// Run, who, the approve command.
+    pub unapproved_plain: fn(i64, &str, &str) -> String,
+    /// Run, where the approval stands, the approve command.
+    pub unapproved_again: fn(i64, &str, &str) -> String,
+    /// Where an approval stands: by, at; approval by, at, revoked by, at,
+    /// reason; approval by, at, why.
+    pub standing_approved: fn(&str, &str) -> String,
+    pub standing_revoked: fn(&str, &str, &str, &str, &str) -> String,
+    pub standing_void: fn(&str, &str, &str) -> String,
+    /// The approval page's banner of a revoked or void approval: standing
+    /// word (`revoked`, `void`), where it stands, run.
+    pub banner_void: fn(&str, &str, i64) -> String,
+    /// A field error: row, column, value, message; a row error: row,
+    /// message.
+    pub field_error: fn(u64, &str, &str, &str) -> String,
+    pub row_error: fn(u64, &str) -> String,
+    /// Rejected, rows, rejected.csv.
+    pub rejected_nothing_sent: fn(u64, u64, &str) -> String,
+    pub ids_used: &'static str,
+    /// `... and N more` under a list.
+    pub and_more: fn(u64) -> String,
+    /// Rows repeating payments, what to do.
+    pub repeats_found: fn(u64, &str) -> String,
+    /// What to do about repeats, for this run's period.
+    pub repeats_what_to_do: fn(&str) -> String,
+    pub not_failed_rows: fn(u64) -> String,
+    /// Run, payouts, file.
+    pub import_only_done: fn(i64, u64, &str) -> String,
+    pub note: fn(&str) -> String,
+    /// Overrides: totals row (row, amount, currency); rows skipped as
+    /// paid; a second payment (row, amount, currency, transaction id);
+    /// more second payments.
+    pub override_totals_row: fn(u64, &str, &str) -> String,
+    pub override_skipped: fn(u64) -> String,
+    pub override_second_payment: fn(u64, &str, &str, &str) -> String,
+    pub override_more: fn(u64) -> String,
+    /// Why a run stopped: the key refused (message, run), interrupted,
+    /// the provider unreachable, a configuration error, the lease lost.
+    pub stop_unauthorized: fn(&str, i64) -> String,
+    pub stop_interrupted: &'static str,
+    pub stop_unreachable: fn(&str) -> String,
+    pub stop_config: fn(&str) -> String,
+    pub stop_lease: fn(&str) -> String,
+    /// Ctrl-C: the first, the second, calls still in flight after N s.
+    pub stopping_after_flight: &'static str,
+    pub quitting_now: &'static str,
+    pub still_in_flight: fn(u64) -> String,
+    /// `--initiate-only`: control totals written to (path); approval page
+    /// of (run, path); done (initiated, flags); approval (standing, run).
+    pub control_totals: fn(&str) -> String,
+    pub approval_page_at: fn(i64, &str) -> String,
+    pub initiation_done: fn(u64, &str) -> String,
+    pub approval_needed: fn(&str, i64) -> String,
+    pub processing_left: fn(u64) -> String,
+    /// `payrun approve`: the run (id, file, period, created), file sha,
+    /// prepared by (name, at), preparer unknown, initiated payouts
+    /// (count, digest, not initiated), per currency (currency, count,
+    /// total), approval withdrawn (run, by, at), already approved (run),
+    /// approved now (run, by, at, payouts, digest, file), refused with
+    /// nothing recorded, the question (run, name), no terminal (run,
+    /// name).
+    pub facts_run: fn(i64, &str, &str, &str) -> String,
+    pub facts_sha: fn(&str) -> String,
+    pub facts_prepared: fn(&str, &str) -> String,
+    pub facts_prepared_unknown: &'static str,
+    pub facts_initiated: fn(u64, &str, u64) -> String,
+    pub facts_currency: fn(&str, u64, &str) -> String,
+    pub approval_withdrawn: fn(i64, &str, &str) -> String,
+    pub approved_already: fn(i64) -> String,
+    pub approved_now: fn(i64, &str, &str, u64, &str, &str) -> String,
+    pub nothing_recorded: &'static str,
+    pub confirm_approve: fn(i64, &str) -> String,
+    pub no_terminal: fn(i64, &str) -> String,
+    /// `payrun status`: database, no runs (db), a run (id, file, created,
+    /// rows, finished, period), skipped, states, a currency (currency,
+    /// cells), prepared by (name or empty), approval (preparer part,
+    /// standing).
+    pub status_database: fn(&str) -> String,
+    pub status_no_runs: fn(&str) -> String,
+    pub status_run: fn(i64, &str, &str, u64, bool, &str) -> String,
+    pub status_skipped: fn(u64) -> String,
+    pub status_states: fn(&str) -> String,
+    pub status_prepared: fn(&str) -> String,
+    pub status_approval: fn(&str, &str) -> String,
+    /// `payrun validate`'s rejected rows: heading, more (count, whether
+    /// a rejected file is written), where they are (path), none written.
+    pub rejected_heading: &'static str,
+    pub more_rejected: fn(u64, bool) -> String,
+    pub rejected_in_file: fn(&str) -> String,
+    pub rejected_no_file: &'static str,
     /// `payrun validate`: file, rows, valid, rejected.
     pub validate_head: fn(&str, u64, u64, u64) -> String,
     pub valid_per_currency: &'static str,

@@ -41,6 +41,11 @@ struct State {
     in_flight: usize,
     /// The highest delivered rate [`Limiter::stats`] has seen.
     peak: Option<f64>,
+    /// Calls timed with [`Limiter::on_call`], and the sums of their two
+    /// parts: the provider's time and the wait before leaving.
+    timed: u64,
+    provider_sum: Duration,
+    queue_sum: Duration,
 }
 
 /// Figures for the progress display and the run summary.
@@ -55,8 +60,17 @@ pub struct LimiterStats {
     pub rate_limited: u64,
     /// Decreases so far (one per congestion event, however many 429s).
     pub congestion_events: u64,
-    /// Moving average of answer latency, once an answer was seen.
+    /// Moving average of answer latency, once an answer was seen: from
+    /// the slot to the answer, what the concurrency target is sized on.
     pub latency: Option<Duration>,
+    /// The mean time of the HTTP call itself, from leaving to its
+    /// answer: the provider's latency (and the network's), nothing of the
+    /// run's own waits. `None` before a call was timed.
+    pub provider_latency: Option<Duration>,
+    /// The mean wait of a call before it left: for the pace, a place in
+    /// flight, a slot of a rate shared by several workers. With a tight
+    /// rate this is where the time goes, not to the provider.
+    pub queue_wait: Option<Duration>,
     /// Calls allowed in flight now (Little's law within the maximum).
     pub target_concurrency: usize,
     pub in_flight: usize,
@@ -70,19 +84,25 @@ pub struct LimiterStats {
 
 impl LimiterStats {
     /// The figures in one short line for the progress display, in whole
-    /// numbers: `rate 98/s, 429s 12, latency 312 ms`.
-    pub fn brief(&self) -> String {
-        let latency = self
-            .latency
-            .map_or_else(|| "-".to_string(), |l| format!("{} ms", l.as_millis()));
-        let paused = self.paused_for.map_or_else(String::new, |p| {
-            format!(", paused {}s", p.as_secs_f64().ceil())
-        });
-        format!(
-            "rate {:.0}/s, 429s {}, latency {latency}{paused}",
-            self.rate, self.rate_limited
+    /// numbers: `rate 98/s, 429s 12, latency 312 ms, queue 40 ms` (the
+    /// provider's latency and the queue wait apart).
+    pub fn brief(&self, t: &crate::lang::Text) -> String {
+        let paused = self
+            .paused_for
+            .map_or_else(String::new, |p| (t.paused)(p.as_secs_f64().ceil() as u64));
+        (t.limiter_brief)(
+            self.rate.round() as u64,
+            self.rate_limited,
+            &millis(self.provider_latency),
+            &millis(self.queue_wait),
+            &paused,
         )
     }
+}
+
+/// `312 ms`, or `-` when nothing was timed.
+pub fn millis(d: Option<Duration>) -> String {
+    d.map_or_else(|| "-".to_string(), |l| format!("{} ms", l.as_millis()))
 }
 
 impl Limiter {
@@ -92,6 +112,9 @@ impl Limiter {
                 ctrl: Controller::new(settings, Instant::now().into_std()),
                 in_flight: 0,
                 peak: None,
+                timed: 0,
+                provider_sum: Duration::ZERO,
+                queue_sum: Duration::ZERO,
             }),
             freed: Notify::new(),
             stop: watch::Sender::new(false),
@@ -194,6 +217,17 @@ impl Limiter {
         self.rate_limited_at(sent_at, retry_after, now)
     }
 
+    /// One call's time, in its two parts: `queued`, from wanting to send
+    /// to leaving (the pace, a place in flight, a shared slot), and
+    /// `provider`, the HTTP call itself. Shown apart, so a tight rate's
+    /// waits are not read as a slow provider.
+    pub fn on_call(&self, queued: Duration, provider: Duration) {
+        let mut s = self.lock();
+        s.timed += 1;
+        s.queue_sum = s.queue_sum.saturating_add(queued);
+        s.provider_sum = s.provider_sum.saturating_add(provider);
+    }
+
     /// The latency of any answer (clean, refused or failed).
     pub fn on_answer(&self, latency: Duration) {
         self.lock().ctrl.on_answer(latency);
@@ -235,7 +269,11 @@ impl Limiter {
         if let Some(d) = delivered {
             s.peak = Some(s.peak.map_or(d, |p| p.max(d)));
         }
+        let mean =
+            |sum: Duration| (s.timed > 0).then(|| sum / u32::try_from(s.timed).unwrap_or(u32::MAX));
         LimiterStats {
+            provider_latency: mean(s.provider_sum),
+            queue_wait: mean(s.queue_sum),
             peak: s.peak,
             rate: s.ctrl.rate(),
             delivered,
@@ -412,19 +450,40 @@ mod tests {
             delivered: Some(95.2),
             rate_limited: 12,
             congestion_events: 3,
-            latency: Some(Duration::from_micros(312_400)),
+            latency: Some(Duration::from_micros(412_400)),
+            provider_latency: Some(Duration::from_micros(312_400)),
+            queue_wait: Some(Duration::from_micros(100_900)),
             target_concurrency: 46,
             in_flight: 40,
             paused_for: Some(Duration::from_millis(4200)),
             peak: Some(99.0),
         };
-        assert_eq!(s.brief(), "rate 98/s, 429s 12, latency 312 ms, paused 5s");
+        let en = crate::lang::Language::En.text();
+        assert_eq!(
+            s.brief(en),
+            "rate 98/s, 429s 12, latency 312 ms, queue 100 ms, paused 5s"
+        );
         let s = LimiterStats {
-            latency: None,
+            provider_latency: None,
+            queue_wait: None,
             paused_for: None,
             ..s
         };
-        assert_eq!(s.brief(), "rate 98/s, 429s 12, latency -");
+        assert_eq!(s.brief(en), "rate 98/s, 429s 12, latency -, queue -");
+    }
+
+    /// A call's two parts are kept apart: what the provider took, and
+    /// what the call waited before leaving; the stats show their means.
+    #[test]
+    fn provider_latency_and_queue_wait_are_apart() {
+        let l = Limiter::fixed(10, 4);
+        assert_eq!(l.stats().provider_latency, None);
+        assert_eq!(l.stats().queue_wait, None);
+        l.on_call(Duration::from_millis(900), Duration::from_millis(100));
+        l.on_call(Duration::from_millis(1100), Duration::from_millis(120));
+        let s = l.stats();
+        assert_eq!(s.provider_latency, Some(Duration::from_millis(110)));
+        assert_eq!(s.queue_wait, Some(Duration::from_millis(1000)));
     }
 
     #[test]

@@ -27,11 +27,7 @@ pub fn section(f: &Facts, language: Language) -> String {
         Standing::NotApproved => ("pending", (t.banner_pending)(run, f.set.not_initiated)),
         other => (
             "void",
-            format!(
-                "APPROVAL {}: {}. It must be approved again: payrun approve {run} --as NAME",
-                other.word().to_uppercase(),
-                other.describe()
-            ),
+            (t.banner_void)(other.word(), &other.describe_in(language), run),
         ),
     };
     let _ = writeln!(

@@ -64,6 +64,29 @@ impl Standing {
         }
     }
 
+    /// [`Standing::describe`] in `language`. The reasons a void
+    /// approval lists are in English still (they are recorded sentences).
+    pub fn describe_in(&self, language: crate::lang::Language) -> String {
+        let t = language.text();
+        match self {
+            Standing::Approved(a) => (t.standing_approved)(&a.by.shown(), &a.at),
+            Standing::NotApproved => t.not_approved_yet.to_string(),
+            Standing::Revoked {
+                approval,
+                revocation,
+            } => (t.standing_revoked)(
+                &approval.by.shown(),
+                &approval.at,
+                &revocation.by.shown(),
+                &revocation.at,
+                &revocation.reason,
+            ),
+            Standing::Void { approval, why } => {
+                (t.standing_void)(&approval.by.shown(), &approval.at, &why.join("; "))
+            }
+        }
+    }
+
     /// One sentence for people.
     pub fn describe(&self) -> String {
         match self {

@@ -117,6 +117,42 @@ impl Overrides {
     }
 }
 
+impl Overrides {
+    /// [`Overrides::lines`] for people reading `language`: the recorded
+    /// English sentences in English; in another language, sentences made
+    /// from the recorded figures (row, amount grouped, currency, id).
+    pub fn lines_in(&self, language: crate::lang::Language) -> Vec<String> {
+        if language == crate::lang::Language::En {
+            return self.lines();
+        }
+        let t = language.text();
+        let amount = |o: &Override| language.amount(o.amount.as_deref().unwrap_or(""));
+        let cur = |o: &Override| o.currency.clone().unwrap_or_default();
+        let mut out = Vec::new();
+        if let Some(o) = &self.totals_row {
+            out.push((t.override_totals_row)(o.row, &amount(o), &cur(o)));
+        }
+        if self.skipped_as_paid > 0 {
+            out.push((t.override_skipped)(self.skipped_as_paid));
+        }
+        for o in &self.second_payments {
+            out.push((t.override_second_payment)(
+                o.row,
+                &amount(o),
+                &cur(o),
+                o.transaction_id.as_deref().unwrap_or("-"),
+            ));
+        }
+        let more = self
+            .second_payments_total
+            .saturating_sub(self.second_payments.len() as u64);
+        if more > 0 {
+            out.push((t.override_more)(more));
+        }
+        out
+    }
+}
+
 /// One recorded override as read: kind, row, transaction id, currency,
 /// amount, detail, time.
 pub(crate) type Read = (

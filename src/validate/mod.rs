@@ -48,6 +48,8 @@ pub struct ScanOptions {
     /// Read a workbook whose hidden rows cannot be detected (.xls, .xlsb),
     /// the user having checked that none is hidden; refused otherwise.
     pub assume_no_hidden_rows: bool,
+    /// The language of the reasons written to the rejected file.
+    pub language: crate::lang::Language,
 }
 
 /// Hidden rows named in the refusal; the rest are counted.
@@ -81,6 +83,24 @@ impl fmt::Display for FieldError {
             self.column,
             crate::output::shown_at_most(&self.value, SHOWN_VALUE_CHARS),
             self.message
+        )
+    }
+}
+
+impl FieldError {
+    /// The sentence in `language`: the row, column and value framed in
+    /// it; the message itself is the rule's own (English still for most
+    /// rules).
+    pub fn shown_in(&self, language: crate::lang::Language) -> String {
+        let t = language.text();
+        if self.column.is_empty() {
+            return (t.row_error)(self.row, &self.message);
+        }
+        (t.field_error)(
+            self.row,
+            &self.column,
+            &crate::output::shown_at_most(&self.value, SHOWN_VALUE_CHARS),
+            &self.message,
         )
     }
 }
@@ -222,7 +242,11 @@ pub fn scan(
             header,
             source.delimiter(),
             starts_with_bom(path),
-        )?),
+        )?)
+        .map(|mut w| {
+            w.language = opts.language;
+            w
+        }),
         None => None,
     };
 
@@ -400,6 +424,7 @@ fn starts_with_bom(path: &Path) -> bool {
 struct RejectedWriter {
     writer: csv::Writer<std::io::BufWriter<std::fs::File>>,
     pending: crate::output::AtomicFile,
+    language: crate::lang::Language,
 }
 
 impl RejectedWriter {
@@ -419,6 +444,7 @@ impl RejectedWriter {
                 .flexible(true)
                 .from_writer(std::io::BufWriter::new(file)),
             pending,
+            language: crate::lang::Language::En,
         };
         let cells: Vec<String> = header
             .fields
@@ -436,7 +462,7 @@ impl RejectedWriter {
         let reasons = rejected
             .errors
             .iter()
-            .map(ToString::to_string)
+            .map(|e| e.shown_in(self.language))
             .collect::<Vec<_>>()
             .join("; ");
         let cells: Vec<String> = rejected

@@ -321,6 +321,7 @@ impl Month {
                 backoff: payrun::engine::retry::Backoff::from_base_ms(1),
                 lease: payrun::engine::lease::DEFAULT_LEASE,
                 request_deadline: payrun::provider::REQUEST_TIMEOUT,
+                language: cfg.language(),
             },
             config: cfg,
         }

@@ -23,6 +23,18 @@ use std::time::Duration;
 /// or bank payout to settle, short enough that a cron job ends.
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(3600);
 
+/// [`settling_line`] in `language`.
+pub fn settling_line_in(p: &Progress, language: crate::lang::Language) -> String {
+    (language.text().settling)(
+        u64::from(p.round),
+        p.asked,
+        p.settled,
+        p.open,
+        &whole(p.waited),
+        &p.next.map(whole).unwrap_or_default(),
+    )
+}
+
 /// One round of asking, as a progress line.
 pub fn settling_line(p: &Progress) -> String {
     let next = match p.next {
