@@ -437,7 +437,7 @@ const WORKBOOK_PAYROLL: &str = "transaction_id,account_id,amount,currency,payout
     PAIE-2611-005,2250700000017,18000,XOF,momo,Eli,Sow\n";
 
 /// A LibreOffice-written workbook statement (tests/fixtures/
-/// make-statement-xlsx.sh): a cover sheet without the statement's headers
+/// make-statement.sh xlsx): a cover sheet without the statement's headers
 /// (skipped and named), then the operations below two title rows, amounts
 /// in number cells (an EUR fraction, read plainly although the portal's
 /// CSV exports need `number_format = "fr"`), dates in date cells, and a
@@ -488,7 +488,7 @@ fn a_workbook_statement_with_a_cover_sheet_settles_like_its_csv() {
 }
 
 /// A LibreOffice-written `.ods` statement with one sheet per currency
-/// (tests/fixtures/make-statement-ods.sh): a cover sheet (skipped and
+/// (tests/fixtures/make-statement.sh ods): a cover sheet (skipped and
 /// named), a hidden draft sheet whose line contradicts the real one (never
 /// read, and named), then "XOF" and "EUR", each below a title row, with a
 /// "Sous-total" row equal to its lines. Lines are named by their sheet.

@@ -13,8 +13,8 @@ use std::sync::LazyLock;
 
 use percent_encoding::percent_decode_str;
 use regex::Regex;
-use reqwest::Url;
 use secrecy::zeroize::Zeroize;
+use url::Url;
 
 use super::pan::{PAN_DIGITS, luhn_valid, mask_pan};
 

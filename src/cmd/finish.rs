@@ -165,18 +165,11 @@ pub async fn deliver(target: &str, result: &Value) -> Result<()> {
 async fn deliver_within(target: &str, result: &Value, limit: Duration) -> Result<()> {
     let body = serde_json::to_vec(result)?;
     if target.starts_with("http://") || target.starts_with("https://") {
-        let answer = reqwest::Client::builder()
-            .timeout(limit)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?
-            .post(target)
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
+        let status = crate::provider::post_json(target, body, limit)
             .await
-            .context("on_finish: the URL did not answer")?;
-        if !answer.status().is_success() {
-            bail!("on_finish: the URL answered HTTP {}", answer.status());
+            .map_err(|e| anyhow::anyhow!("on_finish: the URL did not answer: {e}"))?;
+        if !(200..300).contains(&status) {
+            bail!("on_finish: the URL answered HTTP {}", http_status(status));
         }
         return Ok(());
     }
@@ -219,6 +212,14 @@ async fn deliver_within(target: &str, result: &Value, limit: Duration) -> Result
         bail!("on_finish: the command exited with {status}");
     }
     Ok(())
+}
+
+/// `503 Service Unavailable`: a status as messages show it.
+fn http_status(code: u16) -> String {
+    match http::StatusCode::from_u16(code) {
+        Ok(s) => s.to_string(),
+        Err(_) => code.to_string(),
+    }
 }
 
 /// Kills the process group `group` leads (the hook and its children).

@@ -79,8 +79,7 @@ pub fn read_secret(path: &Path, what: &Secret) -> Result<KeyFile> {
         );
     }
     let warning = access(path, &meta, what)?;
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot read the {name} {shown}"))?;
+    let file = open_no_wait(path).with_context(|| format!("cannot read the {name} {shown}"))?;
     // The file opened may not be the one looked at (replaced meanwhile).
     let opened = file
         .metadata()
@@ -178,6 +177,25 @@ fn access(_: &Path, _: &std::fs::Metadata, _: &Secret) -> Result<Option<String>>
     Ok(None)
 }
 
+/// Opens `path` for reading without ever waiting: if a named pipe was put
+/// in the file's place between the check above and this open, a plain open
+/// would block until a writer appears (forever, for an unattended run). With
+/// `O_NONBLOCK` the open returns at once and the check of what was opened
+/// refuses it; on a regular file the flag changes nothing.
+#[cfg(unix)]
+fn open_no_wait(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_no_wait(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +273,10 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let e = read(&fifo).unwrap_err().to_string();
         assert!(e.contains("a named pipe"), "{e}");
+        // A pipe swapped in after the check: the open itself must not wait
+        // for a writer (a plain open would hang here, with no writer).
+        let opened = open_no_wait(&fifo).expect("opened without waiting");
+        assert!(!opened.metadata().unwrap().is_file());
         // A symlink to a regular file is the file.
         let real = write(dir.path(), "real", b"sk_5\n", 0o600);
         let link = dir.path().join("link");

@@ -4,8 +4,8 @@
 //! form shown everywhere else. Error messages never repeat the raw input,
 //! which may hold a password.
 
-use reqwest::Url;
 use std::net::IpAddr;
+use url::Url;
 
 /// A checked base URL.
 #[derive(Debug, Clone, PartialEq, Eq)]

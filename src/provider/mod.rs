@@ -29,7 +29,7 @@ pub use classify::{
 pub use endpoint::{BaseUrl, BaseUrlError};
 pub use outcome::{MAX_MESSAGE_CHARS, Outcome, Scrubber, StopKind};
 pub use profile::{Profile, ProfileError, ProfileSpec};
-pub use transport::{GATE_CLOSED, Gate};
+pub use transport::{GATE_CLOSED, Gate, post_json};
 
 use anyhow::Result;
 use http::header::{ACCEPT, HeaderName, HeaderValue};
@@ -111,7 +111,7 @@ impl Client {
             idle_per_host: IDLE_CONNECTIONS,
         };
         let proxies = hyper_util::client::proxy::matcher::Matcher::from_env();
-        let http = Http::new(auth, &base.join_uri("")?, &proxies, limits);
+        let http = Http::new(Some(auth), &base.join_uri("")?, &proxies, limits);
         Ok(Client {
             initiates: base.join_uri("initiates")?,
             executes: base.join_uri("executes")?,

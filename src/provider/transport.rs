@@ -81,11 +81,12 @@ pub struct Reply {
     pub body: Result<Vec<u8>, BodyError>,
 }
 
-/// The connection pool, with the API key's header. Cheap to clone.
+/// The connection pool, with the API key's header (none for the
+/// `on_finish` hook, [`post_json`]). Cheap to clone.
 #[derive(Clone)]
 pub struct Http {
     pool: Pool<HttpsConnector<Dial>, Full<Bytes>>,
-    auth: HeaderValue,
+    auth: Option<HeaderValue>,
     limits: Limits,
     gate: Option<Gate>,
 }
@@ -95,7 +96,7 @@ impl Http {
     /// provider is reached through a proxy's tunnel (`Matcher::from_env`
     /// in production: `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`); a plain-http
     /// provider is only ever on loopback (`endpoint`), never proxied.
-    pub fn new(auth: HeaderValue, base: &Uri, proxies: &Matcher, limits: Limits) -> Http {
+    pub fn new(auth: Option<HeaderValue>, base: &Uri, proxies: &Matcher, limits: Limits) -> Http {
         let mut tcp = HttpConnector::new();
         tcp.enforce_http(false);
         tcp.set_nodelay(true);
@@ -152,7 +153,9 @@ impl Http {
         let deadline = Instant::now() + self.limits.request;
         let mut req = Request::builder().method(method).uri(uri.clone());
         let h = req.headers_mut().expect("a request under construction");
-        h.insert(AUTHORIZATION, self.auth.clone());
+        if let Some(auth) = &self.auth {
+            h.insert(AUTHORIZATION, auth.clone());
+        }
         for (name, value) in headers {
             h.insert(name.clone(), HeaderValue::from_static(value));
         }
@@ -200,6 +203,30 @@ impl Http {
             retry_after,
             body,
         })
+    }
+}
+
+/// One JSON POST to `url` with no API key, within `limit` from the call to
+/// the answer's status (the `on_finish` hook): the same transport as the
+/// provider's calls — rustls, the `HTTPS_PROXY` tunnel for https, no
+/// redirects followed. Returns the answer's HTTP status; its body is read
+/// up to 64 KiB and dropped.
+pub async fn post_json(url: &str, body: Vec<u8>, limit: Duration) -> Result<u16, String> {
+    let uri: Uri = url::Url::parse(url)
+        .map_err(|e| format!("{e}"))?
+        .as_str()
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| e.to_string())?;
+    let limits = Limits {
+        request: limit,
+        connect: limit,
+        max_body: 64 * 1024,
+        idle_per_host: 0,
+    };
+    let http = Http::new(None, &uri, &Matcher::from_env(), limits);
+    match http.call(Method::POST, &uri, &[], Some(body)).await {
+        Ok(reply) => Ok(reply.http),
+        Err(Failure::NotSent(e) | Failure::MaybeSent(e)) => Err(e),
     }
 }
 

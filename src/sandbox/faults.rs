@@ -8,11 +8,9 @@
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -53,20 +51,56 @@ pub(crate) struct Faults {
     fail_rate: f64,
     ambiguous_rate: f64,
     /// Replaced at run time by `/_sandbox/control`.
-    limiter: RwLock<Option<Arc<DefaultDirectRateLimiter>>>,
+    limiter: RwLock<Option<Arc<Gcra>>>,
 }
 
 /// The limiter for `n` calls per second.
-fn limiter(rate_limit: Option<u32>) -> anyhow::Result<Option<Arc<DefaultDirectRateLimiter>>> {
+fn limiter(rate_limit: Option<u32>) -> anyhow::Result<Option<Arc<Gcra>>> {
     match rate_limit {
         None => Ok(None),
         Some(n) => {
             let n = NonZeroU32::new(n)
                 .ok_or_else(|| anyhow::anyhow!("rate_limit must be at least 1 request/s"))?;
-            // A burst of one second's worth: a client pacing itself at
-            // the limit is never refused, one exceeding it soon is.
-            Ok(Some(Arc::new(RateLimiter::direct(Quota::per_second(n)))))
+            Ok(Some(Arc::new(Gcra::per_second(n))))
         }
+    }
+}
+
+/// `n` calls per second with a burst of one second's worth, `n` (the
+/// generic cell rate algorithm): a client pacing itself at the limit is
+/// never refused, one exceeding it soon is.
+struct Gcra {
+    /// One call's share of a second.
+    t: Duration,
+    /// How far ahead of the clock the schedule may run: `n - 1` calls.
+    tau: Duration,
+    start: Instant,
+    /// The theoretical arrival time of the next call, since `start`.
+    tat: Mutex<Option<Duration>>,
+}
+
+impl Gcra {
+    fn per_second(n: NonZeroU32) -> Gcra {
+        let t = (Duration::from_secs(1) / n.get()).max(Duration::from_nanos(1));
+        Gcra {
+            t,
+            tau: t * (n.get() - 1),
+            start: Instant::now(),
+            tat: Mutex::new(None),
+        }
+    }
+
+    /// Takes one call; `Err` is how long until one would be let through.
+    fn check(&self) -> Result<(), Duration> {
+        let now = self.start.elapsed();
+        let mut tat = self.tat.lock().unwrap_or_else(|e| e.into_inner());
+        let due = tat.unwrap_or(now);
+        let earliest = due.saturating_sub(self.tau);
+        if now < earliest {
+            return Err(earliest - now);
+        }
+        *tat = Some(due.max(now) + self.t);
+        Ok(())
     }
 }
 
@@ -152,10 +186,7 @@ impl Faults {
         let Some(limiter) = current else {
             return Ok(());
         };
-        limiter.check().map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            retry_after_secs(wait)
-        })
+        limiter.check().map_err(retry_after_secs)
     }
 }
 

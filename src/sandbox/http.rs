@@ -1,6 +1,9 @@
-//! The sandbox's HTTP face: routes, the envelope on every provider answer,
-//! authentication and header checks, the order in which faults strike, and
-//! the listener whose connections can be cut without an answer.
+//! The sandbox's HTTP face: the routes, the state every handler shares
+//! (`App`: keys, books, faults, counters), and the order in which faults
+//! strike. The envelope and refusals are in `reply`, the checks before the
+//! books in `checks`, each call's business in `answer`, the sandbox's own
+//! pages in `pages`, and the listener whose connections can be cut without
+//! an answer in `listener`.
 //!
 //! A provider call goes: count it; wait the planned latency; a pause
 //! (429); rate limit (429); an outage (5xx, cut or 401, nothing done);
@@ -10,45 +13,41 @@
 //! file before answering); then, if the call is to be ambiguous, answer
 //! 503 or cut the connection. The dialect reshapes the answer last.
 
+mod answer;
+mod checks;
+mod listener;
+mod pages;
+mod reply;
+
 use std::collections::HashSet;
-use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::connect_info::{ConnectInfo, Connected};
+use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{Path, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
 use axum::routing::{get, post};
-use axum::serve::IncomingStream;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
 
 use super::SandboxConfig;
-use super::card;
 use super::dialect::{self, Dialect, Rules};
 use super::faults::{Ambiguity, Faults};
-use super::fields::{self, BodyError, FieldError};
 use super::misbehave::{self, Misbehaviour, Outage, RedirectOn};
 use super::peak::PeakRate;
 use super::persist;
-use super::state::{self, Answer, Ledger, LedgerSnapshot, RequestCounts};
-use crate::provider::wire::{Envelope, codes};
-
-/// Largest request body read. A payout body is well under 2 KiB; this
-/// leaves room for long descriptions and refuses abuse early.
-const MAX_BODY: usize = 64 * 1024;
-/// Pause after an accept error that is not about one connection (such as
-/// running out of file descriptors), so the loop does not spin while
-/// closing connections free some.
-const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
+use super::state::{self, Ledger, LedgerSnapshot, RequestCounts};
+use crate::provider::wire::codes;
+use answer::answer;
+pub(crate) use checks::check_auth;
+use checks::{bearer, constant_time_eq, unauthorized};
+pub(crate) use listener::{ConnHandle, SandboxListener};
+use pages::{ledger, three_ds_page, three_ds_submit};
+pub(crate) use reply::{Refused, error};
+use reply::{answer_response, method_not_allowed, not_found, rate_limited, server_error};
 
 /// The provider calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -326,235 +325,6 @@ pub(crate) fn router(app: Arc<App>) -> Router {
     router.with_state(app)
 }
 
-/// An envelope answer.
-fn envelope(
-    status: StatusCode,
-    code: &str,
-    message: &str,
-    data: Option<serde_json::Value>,
-) -> Response {
-    let body = Envelope {
-        status: if status.is_success() {
-            "success"
-        } else {
-            "error"
-        }
-        .into(),
-        code: code.into(),
-        message: message.into(),
-        data,
-    };
-    let bytes = serde_json::to_vec(&body).unwrap_or_default();
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        bytes,
-    )
-        .into_response()
-}
-
-fn answer_response(a: Answer) -> Response {
-    envelope(a.status, a.code, &a.message, a.data)
-}
-
-pub(crate) fn error(status: StatusCode, code: &str, message: &str) -> Response {
-    envelope(status, code, message, None)
-}
-
-fn server_error(status: StatusCode) -> Response {
-    let (code, message) = match status {
-        StatusCode::BAD_GATEWAY => (codes::BAD_GATEWAY, "bad gateway"),
-        StatusCode::SERVICE_UNAVAILABLE => (
-            codes::SERVICE_UNAVAILABLE,
-            "service temporarily unavailable",
-        ),
-        _ => (codes::INTERNAL_ERROR, "internal server error"),
-    };
-    error(status, code, message)
-}
-
-fn validation_error(errors: &[FieldError]) -> Response {
-    let list: Vec<String> = errors
-        .iter()
-        .map(|e| format!("{} {}", e.field, e.reason))
-        .collect();
-    let data = serde_json::json!({
-        "fields": errors
-            .iter()
-            .map(|e| serde_json::json!({"field": e.field, "reason": e.reason}))
-            .collect::<Vec<_>>()
-    });
-    envelope(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        codes::VALIDATION_ERROR,
-        &format!("invalid request: {}", list.join("; ")),
-        Some(data),
-    )
-}
-
-fn body_error(e: BodyError) -> Refused {
-    Box::new(match e {
-        BodyError::Malformed(m) => error(StatusCode::BAD_REQUEST, codes::MALFORMED_JSON, &m),
-        BodyError::Invalid(list) => validation_error(&list),
-    })
-}
-
-async fn not_found() -> Response {
-    error(StatusCode::NOT_FOUND, codes::NOT_FOUND, "no such route")
-}
-
-async fn method_not_allowed() -> Response {
-    error(
-        StatusCode::METHOD_NOT_ALLOWED,
-        codes::METHOD_NOT_ALLOWED,
-        "method not allowed on this route",
-    )
-}
-
-/// A refusal given before anything was done (boxed: refusals are the
-/// rare path and a `Response` is large).
-pub(crate) type Refused = Box<Response>;
-
-/// Byte comparison whose time does not depend on where the inputs differ.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// A 401 answer; with `echo_authorization` it quotes the header received,
-/// as some providers do (a client must never print it).
-fn unauthorized(app: &App, headers: &HeaderMap, message: &str) -> Refused {
-    let message = match headers.get(header::AUTHORIZATION) {
-        Some(v) if app.misbehaviour.echo_authorization => format!(
-            "{message} (received Authorization: {})",
-            String::from_utf8_lossy(v.as_bytes())
-        ),
-        _ => message.to_owned(),
-    };
-    let mut r = error(StatusCode::UNAUTHORIZED, codes::UNAUTHORIZED, &message);
-    r.headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    Box::new(r)
-}
-
-pub(crate) fn check_auth(app: &App, headers: &HeaderMap) -> Result<(), Refused> {
-    let unauthorized = |message: &str| {
-        if app.misbehaviour.echo_authorization {
-            return unauthorized(app, headers, message);
-        }
-        let mut r = error(StatusCode::UNAUTHORIZED, codes::UNAUTHORIZED, message);
-        r.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        Box::new(r)
-    };
-    if headers.get(header::AUTHORIZATION).is_none() {
-        return Err(unauthorized(
-            "missing Authorization: Bearer <API key> header",
-        ));
-    }
-    let Some(token) = bearer(headers) else {
-        return Err(unauthorized(
-            "the Authorization header must be Bearer <API key>",
-        ));
-    };
-    if app.key_index(token).is_some() {
-        Ok(())
-    } else {
-        Err(unauthorized("invalid API key"))
-    }
-}
-
-/// The token of an `Authorization: Bearer <token>` header.
-fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
-    let value = headers.get(header::AUTHORIZATION)?.as_bytes();
-    match value.split_at_checked(7) {
-        Some((scheme, token)) if scheme.eq_ignore_ascii_case(b"bearer ") => Some(token),
-        _ => None,
-    }
-}
-
-/// Whether a media type (parameters ignored) is JSON.
-fn is_json(value: &HeaderValue) -> bool {
-    value
-        .to_str()
-        .ok()
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// Whether an `Accept` header admits JSON.
-fn accepts_json(value: &HeaderValue) -> bool {
-    let Ok(v) = value.to_str() else { return false };
-    v.split(',').any(|item| {
-        let t = item.split(';').next().unwrap_or("").trim();
-        ["application/json", "application/*", "*/*"]
-            .iter()
-            .any(|ok| t.eq_ignore_ascii_case(ok))
-    })
-}
-
-/// The headers `provider-api.md` names for each call.
-fn check_headers(call: Call, headers: &HeaderMap) -> Result<(), Refused> {
-    if call != Call::Status && !headers.get(header::CONTENT_TYPE).is_some_and(is_json) {
-        return Err(Box::new(error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            codes::UNSUPPORTED_MEDIA_TYPE,
-            "Content-Type must be application/json",
-        )));
-    }
-    match call {
-        Call::Initiate | Call::Execute | Call::Status => {
-            if let Some(accept) = headers.get(header::ACCEPT)
-                && !accepts_json(accept)
-            {
-                return Err(Box::new(error(
-                    StatusCode::NOT_ACCEPTABLE,
-                    codes::NOT_ACCEPTABLE,
-                    "this call answers application/json; fix the Accept header",
-                )));
-            }
-        }
-        Call::Pay => {
-            let ok = headers
-                .get("x-requested-with")
-                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"XMLHttpRequest"));
-            if !ok {
-                return Err(Box::new(error(
-                    StatusCode::BAD_REQUEST,
-                    codes::MISSING_HEADER,
-                    "/pay requires the header X-Requested-With: XMLHttpRequest",
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, Refused> {
-    let too_large = || {
-        Box::new(error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            codes::PAYLOAD_TOO_LARGE,
-            "the request body is larger than 64 KiB",
-        ))
-    };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY as u64) {
-        return Err(too_large());
-    }
-    axum::body::to_bytes(body, MAX_BODY)
-        .await
-        .map_err(|_| too_large())
-}
-
 /// The base of URLs handed to clients: the `Host` they reached us by, or
 /// our own address.
 fn base_url(headers: &HeaderMap, local_addr: SocketAddr) -> String {
@@ -675,342 +445,11 @@ async fn provider_call(app: Arc<App>, call: Call, req: Request) -> Response {
     }
 }
 
-/// A 429 with `Retry-After`, counted.
-fn rate_limited(app: &App, call: Call, secs: u64) -> Response {
-    app.rate_limited.fetch_add(1, Ordering::Relaxed);
-    tracing::debug!(call = call.name(), status = 429, "sandbox: rate limited");
-    let mut r = error(
-        StatusCode::TOO_MANY_REQUESTS,
-        codes::RATE_LIMITED,
-        "rate limit exceeded; retry after the Retry-After delay",
-    );
-    r.headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-    r
-}
-
-/// Checks and carries out one call. `Err` is a refusal that changed
-/// nothing (or, for a failed state save, a 500).
-async fn answer(
-    app: &App,
-    call: Call,
-    headers: &HeaderMap,
-    body: Body,
-    status_id: Option<String>,
-) -> Result<Answer, Refused> {
-    check_auth(app, headers)?;
-    check_headers(call, headers)?;
-    let bytes = read_body(headers, body).await?;
-    match call {
-        Call::Initiate => {
-            let req = fields::initiate(&bytes).map_err(body_error)?;
-            if state::always_500(&req.request.account_id) {
-                return Ok(Answer::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    codes::INTERNAL_ERROR,
-                    "internal error (magic account ...500)",
-                ));
-            }
-            if state::initiate_refused(&req.request.account_id) {
-                return Ok(Answer::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    codes::INVALID_ACCOUNT,
-                    "the recipient account is invalid",
-                ));
-            }
-            if !app.payout_methods.contains(&req.request.payout_method_id) {
-                return Ok(Answer::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    codes::INVALID_PAYOUT_METHOD,
-                    "unknown payoutMethodId",
-                ));
-            }
-            let mut ledger = app.ledger();
-            let Some(wallet) = ledger.wallet(&req.request.currency) else {
-                return Ok(no_wallet(&req.request.currency));
-            };
-            let mut a = ledger.initiate(&req, wallet);
-            app.commit(&mut ledger)?;
-            if let (Some(what), Some(data)) = (app.misbehaviour.initiate_mismatch, a.data.as_mut())
-            {
-                misbehave::mismatch(data, what);
-            }
-            Ok(a)
-        }
-        Call::Execute => {
-            let req = fields::execute(&bytes).map_err(body_error)?;
-            let mut ledger = app.ledger();
-            let a = ledger.execute(&req.transaction_id);
-            app.commit(&mut ledger)?;
-            Ok(a)
-        }
-        Call::Status => {
-            let mut ledger = app.ledger();
-            let a = ledger.status(status_id.as_deref().unwrap_or_default());
-            app.commit(&mut ledger)?;
-            Ok(a)
-        }
-        Call::Pay => {
-            let req = fields::pay(&bytes, card::current_year_month()).map_err(body_error)?;
-            if app
-                .merchant_id
-                .as_ref()
-                .is_some_and(|m| *m != req.merchant_id)
-            {
-                return Ok(Answer::new(
-                    StatusCode::FORBIDDEN,
-                    codes::INVALID_MERCHANT,
-                    "merchant_id does not belong to this API key",
-                ));
-            }
-            if !app.payment_methods.contains(&req.payment_method_id) {
-                return Ok(Answer::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    codes::INVALID_PAYMENT_METHOD,
-                    "unknown payment_method_id",
-                ));
-            }
-            match req.enrolment {
-                card::Enrolment::Enrolled => {}
-                card::Enrolment::NotEnrolled => {
-                    return Ok(Answer::new(
-                        StatusCode::UNPROCESSABLE_ENTITY,
-                        codes::CARD_NOT_3DS_ENROLLED,
-                        "only 3-D Secure enrolled cards are accepted",
-                    ));
-                }
-                card::Enrolment::Declined => {
-                    return Ok(Answer::new(
-                        StatusCode::UNPROCESSABLE_ENTITY,
-                        codes::CARD_DECLINED,
-                        "the issuer declined the card",
-                    ));
-                }
-            }
-            let base = base_url(headers, app.local_addr);
-            let mut ledger = app.ledger();
-            let Some(wallet) = ledger.wallet(&req.currency) else {
-                return Ok(no_wallet(&req.currency));
-            };
-            let a = ledger.pay(&req, wallet, &base);
-            app.commit(&mut ledger)?;
-            Ok(a)
-        }
-    }
-}
-
-fn no_wallet(currency: &str) -> Answer {
-    Answer::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        codes::CURRENCY_WALLET_MISMATCH,
-        format!("the merchant has no {currency} wallet"),
-    )
-}
-
-/// `GET /_sandbox/ledger`: sandbox-only, no authentication, no faults.
-async fn ledger(State(app): State<Arc<App>>) -> Response {
-    let snapshot = app.snapshot();
-    let bytes = serde_json::to_vec(&snapshot).unwrap_or_default();
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        bytes,
-    )
-        .into_response()
-}
-
-fn page_for(id: &str, view: Option<state::CardView>) -> Response {
-    match view {
-        Some(v) => Html(card::three_ds_page(&card::PageView {
-            transaction_id: id,
-            amount: v.amount.to_string(),
-            currency: &v.currency,
-            masked_card: &v.masked_card,
-            status: v.status,
-        }))
-        .into_response(),
-        None => (
-            StatusCode::NOT_FOUND,
-            Html("<!doctype html>\n<p>No card payment with this transaction id.</p>\n"),
-        )
-            .into_response(),
-    }
-}
-
-/// `GET /_sandbox/3ds/{id}`: the issuer's challenge page (HTML, for a
-/// browser; no authentication, as the payer holds no API key).
-async fn three_ds_page(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
-    let view = app.ledger().card(&id);
-    page_for(&id, view)
-}
-
-/// `POST /_sandbox/3ds/{id}` with form field `action=approve|decline`.
-async fn three_ds_submit(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Response {
-    let action = std::str::from_utf8(&body).ok().and_then(|form| {
-        form.split('&')
-            .filter_map(|pair| pair.split_once('='))
-            .find(|(k, _)| *k == "action")
-            .map(|(_, v)| v.to_owned())
-    });
-    let approve = match action.as_deref() {
-        Some("approve") => true,
-        Some("decline") => false,
-        _ => {
-            return (
-                StatusCode::BAD_REQUEST,
-                Html("<!doctype html>\n<p>Send action=approve or action=decline.</p>\n"),
-            )
-                .into_response();
-        }
-    };
-    let view = {
-        let mut ledger = app.ledger();
-        let view = ledger.complete_3ds(&id, approve);
-        if let Err(r) = app.commit(&mut ledger) {
-            return *r;
-        }
-        view
-    };
-    page_for(&id, view)
-}
-
-/// Lets a handler cut its own connection: once cut, every read and write
-/// on it fails, so hyper drops it without sending a byte of the answer.
-#[derive(Debug, Clone)]
-pub(crate) struct ConnHandle(Arc<AtomicBool>);
-
-impl ConnHandle {
-    fn cut(&self) {
-        self.0.store(true, Ordering::Release);
-    }
-}
-
-impl Connected<IncomingStream<'_, SandboxListener>> for ConnHandle {
-    fn connect_info(stream: IncomingStream<'_, SandboxListener>) -> Self {
-        ConnHandle(stream.io().cut.clone())
-    }
-}
-
-/// A TCP stream the sandbox can cut from inside a handler.
-pub(crate) struct CuttableStream {
-    inner: TcpStream,
-    cut: Arc<AtomicBool>,
-}
-
-impl CuttableStream {
-    fn is_cut(&self) -> bool {
-        self.cut.load(Ordering::Acquire)
-    }
-}
-
-fn cut_error() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::ConnectionAborted,
-        "connection cut by sandbox fault",
-    )
-}
-
-impl AsyncRead for CuttableStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        if self.is_cut() {
-            return Poll::Ready(Err(cut_error()));
-        }
-        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for CuttableStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        if self.is_cut() {
-            return Poll::Ready(Err(cut_error()));
-        }
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        if self.is_cut() {
-            return Poll::Ready(Err(cut_error()));
-        }
-        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.is_cut() {
-            return Poll::Ready(Err(cut_error()));
-        }
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
-    }
-}
-
-/// The TCP listener behind `serve`, handing out cuttable streams.
-pub(crate) struct SandboxListener(pub(crate) TcpListener);
-
-impl axum::serve::Listener for SandboxListener {
-    type Io = CuttableStream;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            match self.0.accept().await {
-                Ok((stream, addr)) => {
-                    // Small answers should leave at once, not wait for Nagle.
-                    let _ = stream.set_nodelay(true);
-                    let io = CuttableStream {
-                        inner: stream,
-                        cut: Arc::new(AtomicBool::new(false)),
-                    };
-                    return (io, addr);
-                }
-                Err(e) => {
-                    let per_connection = matches!(
-                        e.kind(),
-                        io::ErrorKind::ConnectionRefused
-                            | io::ErrorKind::ConnectionAborted
-                            | io::ErrorKind::ConnectionReset
-                    );
-                    if !per_connection {
-                        tracing::error!("sandbox: accept failed: {e}");
-                        tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
-                    }
-                }
-            }
-        }
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.0.local_addr()
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::checks::{accepts_json, is_json};
     use super::*;
+    use axum::http::HeaderValue;
 
     #[test]
     fn constant_time_comparison() {

@@ -8,6 +8,9 @@
 //! Records are compact (about 90 bytes plus the two id strings) so a run of
 //! a million payouts fits in a few hundred megabytes.
 
+pub mod magic;
+mod snapshot;
+
 use std::collections::{BTreeMap, HashMap};
 
 use axum::http::StatusCode;
@@ -19,30 +22,11 @@ use super::dialect::{Rules, codes as dialect_codes};
 use super::faults::Ambiguity;
 use super::fields::{Fingerprint, Initiate, Pay};
 use crate::provider::wire::codes;
-
-/// Magic account numbers: an `accountId` ending with one of these makes
-/// the sandbox answer deterministically, so tests can produce business
-/// failures and ambiguous answers without random faults.
-pub mod magic {
-    /// `/executes` fails: 422 `RECIPIENT_NOT_FOUND`, nothing debited.
-    pub const RECIPIENT_NOT_FOUND: &str = "000000000404";
-    /// `/executes` fails: 422 `LIMIT_EXCEEDED`, nothing debited.
-    pub const LIMIT_EXCEEDED: &str = "000000000429";
-    /// `/initiates` is refused: 422 `INVALID_ACCOUNT`, nothing recorded.
-    pub const INVALID_ACCOUNT: &str = "000000000422";
-    /// The first `/executes` is carried out (debited) and answered 503;
-    /// later ones answer `ALREADY_EXECUTED` as usual.
-    pub const EXECUTE_THEN_503: &str = "000000000503";
-    /// The first `/executes` is carried out (debited) and the connection is
-    /// cut without an answer; later ones answer `ALREADY_EXECUTED`.
-    pub const EXECUTE_THEN_CUT: &str = "000000000504";
-    /// Every `/initiates` answers 500 before anything is recorded: a poison
-    /// row that never gets a final answer.
-    pub const ALWAYS_500: &str = "000000000500";
-    /// The first `/executes` fails (`RECIPIENT_NOT_FOUND`, nothing debited)
-    /// and is answered 503: a failure the client never hears of.
-    pub const FAIL_THEN_503: &str = "000000000513";
-}
+use magic::magic_ambiguity;
+pub(super) use magic::magic_failure;
+pub(crate) use magic::{always_500, initiate_refused};
+pub(crate) use snapshot::key_label;
+pub use snapshot::{LedgerEntry, LedgerSnapshot, RequestCounts};
 
 /// What a transaction is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,105 +170,6 @@ impl Answer {
     }
 }
 
-/// One transaction as `GET /_sandbox/ledger` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LedgerEntry {
-    pub transaction_id: String,
-    /// `"payout"` or `"card"`.
-    pub kind: String,
-    /// `INITIATED`, `SUCCESS`, `FAILED`, `REQUIRES_3DS` or (`pending`
-    /// dialect) `PENDING`.
-    pub status: String,
-    pub amount: Decimal,
-    pub currency: String,
-    /// The recipient account; for a card payment, the masked card number.
-    pub account_id: String,
-    #[serde(default)]
-    pub failure_code: Option<String>,
-    /// `/initiates` calls naming this id (for a card payment: `/pay` calls),
-    /// including duplicates and conflicting ones.
-    pub initiate_calls: u32,
-    /// `/executes` calls naming this id that were processed.
-    pub execute_calls: u32,
-    /// Times the wallet was debited for it: 0 or 1, except with
-    /// non-idempotent execution, where every execute debits again.
-    pub debits: u32,
-    /// Unix time in seconds of the last change (creation, execution,
-    /// settlement): the statement's date.
-    #[serde(default)]
-    pub at: u64,
-}
-
-/// Requests that reached a provider route, faulted or not (401, 429 and
-/// injected 5xx included). The sandbox's own routes are not counted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RequestCounts {
-    pub initiates: u64,
-    pub executes: u64,
-    pub pay: u64,
-    /// `GET /status/{id}` calls.
-    #[serde(default)]
-    pub status: u64,
-    /// All provider calls (initiates + executes + pay + status).
-    pub total: u64,
-    /// Calls answered 429 (rate limit or a `/_sandbox/pause`).
-    #[serde(default)]
-    pub rate_limited: u64,
-    /// Requests that reached the redirect target
-    /// (`/_sandbox/redirected`): a client that follows redirects.
-    #[serde(default)]
-    pub redirect_hits: u64,
-    /// The most provider calls that arrived within any one second (all
-    /// calls, 429s included): the combined rate of every client.
-    #[serde(default)]
-    pub peak_per_second: u64,
-}
-
-/// The whole of `GET /_sandbox/ledger`; also returned in-process by
-/// `Running::ledger`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LedgerSnapshot {
-    /// In creation order.
-    pub transactions: Vec<LedgerEntry>,
-    /// Balance per currency.
-    pub wallets: BTreeMap<String, Decimal>,
-    pub requests: RequestCounts,
-    /// Provider calls per API key, by the key's last four characters
-    /// (`…abcd`), whatever they were answered.
-    #[serde(default, rename = "requestsByKey")]
-    pub requests_by_key: BTreeMap<String, u64>,
-}
-
-impl LedgerSnapshot {
-    /// The entry of one transaction id.
-    pub fn get(&self, transaction_id: &str) -> Option<&LedgerEntry> {
-        self.transactions
-            .iter()
-            .find(|t| t.transaction_id == transaction_id)
-    }
-
-    /// Provider calls made with `key` (any answer).
-    pub fn requests_with_key(&self, key: &str) -> u64 {
-        self.requests_by_key
-            .get(&key_label(key.as_bytes()))
-            .copied()
-            .unwrap_or(0)
-    }
-
-    /// Total debits over all transactions.
-    pub fn total_debits(&self) -> u64 {
-        self.transactions.iter().map(|t| u64::from(t.debits)).sum()
-    }
-}
-
-/// How the ledger names an API key: its last four characters.
-pub(crate) fn key_label(key: &[u8]) -> String {
-    let tail = &key[key.len().saturating_sub(4)..];
-    format!("…{}", String::from_utf8_lossy(tail))
-}
-
 /// What the 3-D Secure page needs to know about a card payment.
 pub(crate) struct CardView {
     pub amount: Decimal,
@@ -313,40 +198,6 @@ pub(super) fn system_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-fn magic_is(account: &str, magic: &str) -> bool {
-    account.ends_with(magic)
-}
-
-pub(super) fn magic_failure(account: &str) -> Option<Failure> {
-    if magic_is(account, magic::RECIPIENT_NOT_FOUND) || magic_is(account, magic::FAIL_THEN_503) {
-        Some(Failure::RecipientNotFound)
-    } else if magic_is(account, magic::LIMIT_EXCEEDED) {
-        Some(Failure::LimitExceeded)
-    } else {
-        None
-    }
-}
-
-fn magic_ambiguity(account: &str) -> Option<Ambiguity> {
-    if magic_is(account, magic::EXECUTE_THEN_503) || magic_is(account, magic::FAIL_THEN_503) {
-        Some(Ambiguity::Unavailable)
-    } else if magic_is(account, magic::EXECUTE_THEN_CUT) {
-        Some(Ambiguity::Cut)
-    } else {
-        None
-    }
-}
-
-/// Whether `/initiates` of this account always fails with a 500 (magic).
-pub(crate) fn always_500(account: &str) -> bool {
-    magic_is(account, magic::ALWAYS_500)
-}
-
-/// Whether `/initiates` refuses this account outright (magic account).
-pub(crate) fn initiate_refused(account: &str) -> bool {
-    magic_is(account, magic::INVALID_ACCOUNT)
 }
 
 impl Ledger {
@@ -723,44 +574,6 @@ impl Ledger {
             }
         }
         self.card(id)
-    }
-
-    /// The whole ledger, in creation order.
-    pub(crate) fn snapshot(&mut self, requests: RequestCounts) -> LedgerSnapshot {
-        self.settle_due_all();
-        let mut entries: Vec<(&str, &Txn)> = self.txns.iter().map(|(k, t)| (&**k, t)).collect();
-        entries.sort_unstable_by_key(|(_, t)| t.seq);
-        let transactions = entries
-            .into_iter()
-            .map(|(id, t)| LedgerEntry {
-                transaction_id: id.to_owned(),
-                kind: match t.kind {
-                    Kind::Payout => "payout".into(),
-                    Kind::Card => "card".into(),
-                },
-                status: t.status.as_str().into(),
-                amount: t.amount,
-                currency: self.currencies[usize::from(t.wallet)].to_string(),
-                account_id: t.account.to_string(),
-                failure_code: t.failure.map(|f| f.code().to_owned()),
-                initiate_calls: t.initiate_calls,
-                execute_calls: t.execute_calls,
-                debits: t.debits,
-                at: u64::from(t.at),
-            })
-            .collect();
-        let wallets = self
-            .currencies
-            .iter()
-            .zip(&self.balances)
-            .map(|(c, b)| (c.to_string(), *b))
-            .collect();
-        LedgerSnapshot {
-            transactions,
-            wallets,
-            requests,
-            requests_by_key: BTreeMap::new(),
-        }
     }
 }
 

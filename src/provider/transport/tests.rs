@@ -20,7 +20,7 @@ fn limits(request: Duration) -> Limits {
 
 fn client(base: &Uri, proxies: &Matcher, request: Duration) -> Http {
     Http::new(
-        HeaderValue::from_static(KEY),
+        Some(HeaderValue::from_static(KEY)),
         base,
         proxies,
         limits(request),

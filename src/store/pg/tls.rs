@@ -21,7 +21,7 @@
 use anyhow::{Context, Result, bail};
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
+use rustls::crypto::{WebPkiSupportedAlgorithms, verify_tls12_signature, verify_tls13_signature};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{
@@ -142,9 +142,15 @@ pub fn default_root_file() -> Option<PathBuf> {
 /// The rustls connector for a plan that uses TLS (`None` for [`Plan::Plain`]).
 pub fn connector(plan: &Plan) -> Result<Option<MakeRustlsConnect>> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let lenient = |check| {
+        Arc::new(Lenient {
+            check,
+            algorithms: provider.signature_verification_algorithms,
+        })
+    };
     let verifier: Arc<dyn ServerCertVerifier> = match plan {
         Plan::Plain => return Ok(None),
-        Plan::Unchecked { .. } => Arc::new(AnyCertificate(provider.clone())),
+        Plan::Unchecked { .. } => lenient(Check::Any),
         Plan::Checked { roots, name } => {
             let store = Arc::new(root_store(roots)?);
             let webpki = WebPkiServerVerifier::builder_with_provider(store, provider.clone())
@@ -153,7 +159,7 @@ pub fn connector(plan: &Plan) -> Result<Option<MakeRustlsConnect>> {
             if *name {
                 webpki
             } else {
-                Arc::new(ChainOnly(webpki))
+                lenient(Check::ChainOnly(webpki))
             }
         }
     };
@@ -198,62 +204,27 @@ fn read_pem(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
     Ok(certs)
 }
 
-/// `prefer`, `require` without a root file: any certificate (the handshake's
-/// signatures are still checked, so the session is the certificate's).
+/// The certificate check of a mode that does not use webpki's whole check.
 #[derive(Debug)]
-struct AnyCertificate(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, TlsError> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+enum Check {
+    /// `prefer`, `require` without a root file: any certificate (the
+    /// handshake's signatures are still checked, so the session is the
+    /// certificate's).
+    Any,
+    /// `verify-ca`: the chain to a trusted CA is checked (webpki checks it
+    /// before the name), and only a wrong name is let through.
+    ChainOnly(Arc<WebPkiServerVerifier>),
 }
 
-/// `verify-ca`: the chain to a trusted CA is checked (webpki checks it
-/// before the name), and only a wrong name is let through.
+/// A [`Check`], with the handshake's signatures verified as webpki's own
+/// verifier does: by the crypto provider's algorithms.
 #[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
+struct Lenient {
+    check: Check,
+    algorithms: WebPkiSupportedAlgorithms,
+}
 
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -262,10 +233,10 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, TlsError> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let Check::ChainOnly(webpki) = &self.check else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(TlsError::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -279,7 +250,7 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -288,11 +259,11 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.algorithms.supported_schemes()
     }
 }
 
