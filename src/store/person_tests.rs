@@ -353,10 +353,7 @@ fn a_batch_of_look_ups_answers_as_each_one_alone() {
         // The earlier payouts of a batch of ids: those found, by id.
         let ids = ["nov-2", "missing", "dec-2", "nov-2"].map(String::from);
         let held = imp.earlier_many(&ids).unwrap();
-        let mut got: Vec<(&str, i64)> = held
-            .iter()
-            .map(|(t, e)| (t.as_str(), e.run_id))
-            .collect();
+        let mut got: Vec<(&str, i64)> = held.iter().map(|(t, e)| (t.as_str(), e.run_id)).collect();
         got.sort();
         assert_eq!(got, [("dec-2", first + 1), ("nov-2", first)], "{b}");
         assert_eq!(held["nov-2"], imp.earlier("nov-2").unwrap().unwrap(), "{b}");
