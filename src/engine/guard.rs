@@ -2,7 +2,8 @@
 //! Before anything is sent, a row about to be paid (new, or re-paying a
 //! failed payout) is compared with the earlier payouts of the same person —
 //! canonical account key and currency — that the store found for it
-//! (`Import::same_person`, one indexed query per row):
+//! (`Import::same_person_many`: one indexed look-up per row, a batch of
+//! rows per query):
 //!
 //! - any payout of the **same period**, whatever its amount, that was paid,
 //!   is in flight, processing or unknown: a corrected amount is not a

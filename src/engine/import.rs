@@ -308,12 +308,10 @@ fn scan_into(
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Payout>>(IMPORT_CHANNEL);
         let scanner = scope.spawn(move || scan(settings, input, opts, tx));
         let mut insert_error = None;
-        'batches: for batch in rx.iter() {
-            for p in batch {
-                if let Err(e) = rules.add(imp, &p) {
-                    insert_error = Some(e);
-                    break 'batches;
-                }
+        for batch in rx.iter() {
+            if let Err(e) = rules.add_batch(imp, &batch) {
+                insert_error = Some(e);
+                break;
             }
         }
         drop(rx);

@@ -27,6 +27,8 @@
 
 use crate::clock::Boot;
 use crate::limiter::RateMode;
+use crate::limiter::aimd::AUTO_MAX_RATE;
+use crate::limiter::pooled::{Pace, PaceStore, Reservation, Seen};
 use crate::limiter::shared::{Reserved, SharedRate};
 use crate::store::{Db, LeaseTerms, Outstanding, Store, Work, WriteError};
 use anyhow::{Context, Result};
@@ -189,13 +191,23 @@ pub struct Shared<'a> {
 
 /// The shared schedule of the provider's rate for `key` (the provider and
 /// the merchant), on a connection of its own: at `rate = N`, N calls/s for
-/// all workers together; with `rate = "auto"`, each worker adapts on its
-/// own under `max_rate` shared the same way, and without `max_rate` only
-/// the provider's 429s bound the sum (docs/rate.md, "Several workers").
+/// all workers together; with `rate = "auto"`, one adaptive pace for all
+/// workers (`limiter::pooled`), under `max_rate` if set (docs/rate.md,
+/// "Several workers").
 pub fn shared_rate(db: &Db, key: &str, mode: RateMode) -> Option<Arc<SharedRate>> {
     let rate = match mode {
-        RateMode::Fixed(n) | RateMode::Auto { ceiling: Some(n) } => n,
-        RateMode::Auto { ceiling: None } => return None,
+        RateMode::Fixed(n) => n,
+        RateMode::Auto { ceiling } => {
+            let ceiling = ceiling.map_or(AUTO_MAX_RATE, f64::from);
+            let store = PgPace {
+                db: db.clone(),
+                key: key.to_string(),
+                ceiling,
+                conn: None,
+            };
+            let joined = Pace::new(ceiling, 0);
+            return Some(Arc::new(SharedRate::adaptive(Box::new(store), joined)));
+        }
     };
     let (db, key) = (db.clone(), key.to_string());
     let mut conn: Option<Store> = None;
@@ -214,6 +226,41 @@ pub fn shared_rate(db: &Db, key: &str, mode: RateMode) -> Option<Arc<SharedRate>
         }
     };
     Some(Arc::new(SharedRate::start(rate, Box::new(reserve))))
+}
+
+/// The adaptive pace's database side: a connection of its own, joined
+/// (`Store::join_pace`) when made, made again after an error.
+struct PgPace {
+    db: Db,
+    key: String,
+    ceiling: f64,
+    conn: Option<Store>,
+}
+
+impl PgPace {
+    fn with<T>(&mut self, f: impl FnOnce(&mut Store, &str, f64) -> Result<T>) -> Result<T> {
+        if self.conn.is_none() {
+            let mut store = Store::connect(&self.db)?;
+            store.join_pace(&self.key, self.ceiling)?;
+            self.conn = Some(store);
+        }
+        let store = self.conn.as_mut().expect("connected above");
+        let got = f(store, &self.key, self.ceiling);
+        if got.is_err() {
+            self.conn = None;
+        }
+        got
+    }
+}
+
+impl PaceStore for PgPace {
+    fn reserve(&mut self, n: u32) -> Result<Reservation> {
+        self.with(|s, key, ceiling| s.reserve_pace(key, n, ceiling))
+    }
+
+    fn report(&mut self, seen: Vec<Seen>, epoch_us: i64) -> Result<Pace> {
+        self.with(|s, key, ceiling| s.report_pace(key, seen, ceiling, epoch_us))
+    }
 }
 
 enum Req {

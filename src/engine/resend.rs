@@ -50,7 +50,7 @@ pub(super) async fn resend_once(ctx: &Ctx, due: Vec<Due>, mut shutdown: Shutdown
             }
         }
         ctx.limiter.acquire().await;
-        if !ctx.shared_slot().await || !ctx.may_send() {
+        if ctx.shared_slot().await.is_none() || !ctx.may_send() {
             return Ok(());
         }
         if !claim(ctx, &d.work, &shutdown).await? {

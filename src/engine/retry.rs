@@ -108,7 +108,10 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
         // request's deadline (`lease`); the transport asks the lease once
         // more at the last moment, so a worker frozen from here on that
         // wakes with its lease lapsed sends nothing.
-        if !ctx.shared_slot().await || !ctx.may_send() {
+        let Some(ticket) = ctx.shared_slot().await else {
+            return end;
+        };
+        if !ctx.may_send() {
             return end;
         }
         if end.sent == 0 {
@@ -134,6 +137,7 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
             // The shared limiter pauses everyone for the `Retry-After`.
             Outcome::RateLimited { retry_after } => {
                 limited += 1;
+                ctx.shared_answer(ticket, Some(retry_after));
                 match slot.rate_limited(retry_after) {
                     RateLimited::Paused { .. } => (limited >= MAX_RATE_LIMITED, false),
                     RateLimited::TooLong { asked, pause } => {
@@ -164,6 +168,7 @@ pub(super) async fn call_with_retries(ctx: &Ctx, call: Call, work: &Work) -> Cal
             }
             // The provider coped: a success or a business answer.
             Outcome::Accepted { .. } | Outcome::Refused { .. } | Outcome::NotFinal { .. } => {
+                ctx.shared_answer(ticket, None);
                 slot.success();
                 (true, false)
             }

@@ -8,7 +8,7 @@ use super::lease::{self, Freshness, Lease, Shared};
 use super::pay::pay_one;
 use super::progress::{Progress, ProgressTarget};
 use crate::config::Ambiguous;
-use crate::limiter::shared::SharedRate;
+use crate::limiter::shared::{SharedRate, Ticket};
 use crate::limiter::{Limiter, LimiterStats, RateMode};
 use crate::machine::decide::{self, Phase};
 use crate::provider::Client;
@@ -149,12 +149,25 @@ impl Ctx {
             _ => true,
         }
     }
-    /// Waits for a slot of the shared provider rate, if the run has one.
-    /// `false` once the run is stopping.
-    pub async fn shared_slot(&self) -> bool {
-        match &self.shared_rate {
-            Some(shared) => shared.acquire().await.is_some(),
-            None => true,
+    /// Waits for a slot of the shared provider rate, if the run has one
+    /// (`Some(None)` if not). `None` once the run is stopping. On the
+    /// adaptive pace, this worker's own limiter follows it.
+    pub async fn shared_slot(&self) -> Option<Option<Ticket>> {
+        let Some(shared) = &self.shared_rate else {
+            return Some(None);
+        };
+        let ticket = shared.acquire().await?;
+        if shared.is_adaptive() {
+            self.limiter.follow(ticket.rate);
+        }
+        Some(Some(ticket))
+    }
+    /// Tells the shared pace the answer to the call that left in `ticket`
+    /// (`Some(wait)`: a 429).
+    pub fn shared_answer(&self, ticket: Option<Ticket>, retry_after: Option<Duration>) {
+        if let (Some(shared), Some(ticket)) = (&self.shared_rate, ticket) {
+            let latency = self.limiter.latency().unwrap_or_default();
+            shared.answer(ticket, retry_after, latency);
         }
     }
     pub fn stopping(&self) -> bool {
@@ -212,7 +225,7 @@ pub async fn execute_run(
         client,
         writer: writer.clone(),
         limiter: Limiter::new(crate::limiter::Settings::new(
-            opts.rate,
+            local_mode(opts.rate, shared_rate.as_deref()),
             opts.max_concurrency,
         )),
         shared_rate,
@@ -278,10 +291,28 @@ pub async fn execute_run(
     held?;
     resent?;
     let stop = ctx.stop.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut limiter = ctx.limiter.stats();
+    if let Some(shared) = ctx.shared_rate.as_ref().filter(|s| s.is_adaptive()) {
+        // The pace all workers settled on, not this worker's follower's.
+        limiter.rate = shared.rate();
+    }
     Ok(RunStats {
         stop,
-        limiter: Some(ctx.limiter.stats()),
+        limiter: Some(limiter),
     })
+}
+
+/// This worker's own limiter: the configured mode, but on the adaptive
+/// pace shared with other workers a fixed one that follows that pace
+/// ([`Limiter::follow`]), so that the adaptive decisions are made once,
+/// on the shared state (`limiter::pooled`).
+fn local_mode(mode: RateMode, shared: Option<&SharedRate>) -> RateMode {
+    match (mode, shared) {
+        (RateMode::Auto { ceiling }, Some(s)) if s.is_adaptive() => {
+            RateMode::Fixed(ceiling.unwrap_or(crate::limiter::aimd::AUTO_START_RATE as u32))
+        }
+        _ => mode,
+    }
 }
 
 /// Puts claimed-but-unsent payouts back to pending. On a shared run each

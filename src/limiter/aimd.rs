@@ -32,7 +32,7 @@ pub const AUTO_START_RATE: f64 = 10.0;
 pub const AUTO_MAX_RATE: f64 = 5_000.0;
 /// Never pace below one call per second: a provider that wants silence says
 /// so with `Retry-After`, which pauses sending outright.
-const MIN_RATE: f64 = 1.0;
+pub(super) const MIN_RATE: f64 = 1.0;
 /// Slow start multiplies the rate by this every second of clean answers
 /// (TCP doubles per round trip; per second is gentler and independent of
 /// latency). Past a limit with a one-second burst allowance the pace runs
@@ -52,7 +52,7 @@ const BETA: f64 = 0.9;
 /// After a congestion event whose answers measured the provider's limit,
 /// the pace is set this far under it: close enough to waste little, far
 /// enough that the burst allowance refilled during the pause lasts.
-const MEASURED_MARGIN: f64 = 0.97;
+pub(super) const MEASURED_MARGIN: f64 = 0.97;
 /// The decrease when the provider refuses again within `REPEAT_WINDOW` of the
 /// end of the previous pause: the rate is far above the limit (the limit
 /// dropped), so halve instead of creeping down by tenths.
@@ -60,7 +60,7 @@ const REPEAT_BETA: f64 = 0.5;
 /// See `REPEAT_BETA`: two seconds is twice the usual `Retry-After`, within
 /// which a provider's refilled allowance is gone only if the rate is well
 /// above the limit.
-const REPEAT_WINDOW: Duration = Duration::from_secs(2);
+pub(super) const REPEAT_WINDOW: Duration = Duration::from_secs(2);
 /// Below this share of the rate at the last 429 the probe climbs fast; above
 /// it, slowly. Equal to `BETA`, so an ordinary decrease lands on the knee and
 /// only creeps up again: a provider's burst allowance lets the rate run past
@@ -91,7 +91,7 @@ const PROBE_SPEEDUP: Duration = Duration::from_secs(30);
 /// a minute; short enough that a limit that rose is found a minute or two
 /// later. Not after slow start, whose measurement is only a first estimate
 /// taken in a burst: the probe verifies it.
-const MEASURED_HOLD: Duration = Duration::from_secs(60);
+pub(super) const MEASURED_HOLD: Duration = Duration::from_secs(60);
 /// See `MEASURED_HOLD`: how close to a limit just measured the probe goes
 /// while it holds. The count that measures it is exact to one call in a
 /// window of a few dozen, so a measurement may be a few percent off; a pace
@@ -134,11 +134,11 @@ const REMEASURE_PACE: f64 = 1.5;
 const HOLD_OVER_LOWEST: f64 = 1.025;
 /// An increase needs at least this much time of clean answers at the current
 /// rate (and at least one round trip): shorter epochs would act on noise.
-const MIN_EPOCH: Duration = Duration::from_millis(250);
+pub(super) const MIN_EPOCH: Duration = Duration::from_millis(250);
 /// An epoch in which fewer calls than this share of the rate allowed were
 /// sent says nothing about the provider (payrun was the bottleneck): no
 /// increase, as in TCP's congestion window validation.
-const APP_LIMITED_SHARE: f64 = 0.5;
+pub(super) const APP_LIMITED_SHARE: f64 = 0.5;
 /// Latency assumed before the first answer: a typical payout API round trip,
 /// only used to size concurrency for the first few calls.
 const INITIAL_LATENCY: Duration = Duration::from_millis(500);
@@ -344,11 +344,7 @@ impl Open {
             }
             // Nothing to measure: a cut from the onset's pace.
             (_, None) => {
-                let beta = match before_phase {
-                    Phase::SlowStart => SLOW_START_BETA,
-                    Phase::Probe { .. } if self.repeat => REPEAT_BETA,
-                    Phase::Probe { .. } => BETA,
-                };
+                let beta = cut_share(before_phase == Phase::SlowStart, self.repeat);
                 Decision {
                     rate: onset * beta,
                     phase: Phase::Probe { loss_rate: onset },
@@ -356,6 +352,41 @@ impl Open {
                 }
             }
         }
+    }
+}
+
+/// The pace after `dt` seconds of clean answers at `rate` (one increase
+/// epoch): slow start while `loss_rate` is `None`, else the probe after a
+/// congestion event at `loss_rate` calls/s, `since_decrease` seconds ago.
+/// Shared by the controller and the pace of several workers (`pooled`).
+pub(super) fn grown(rate: f64, loss_rate: Option<f64>, since_decrease: f64, dt: f64) -> f64 {
+    match loss_rate {
+        None => rate * SLOW_START_GROWTH_PER_SEC.powf(dt),
+        Some(loss_rate) => {
+            let knee = KNEE * loss_rate;
+            if rate < knee {
+                (rate + FAST_PROBE_PER_SEC * rate * dt).min(knee)
+            } else {
+                let since = since_decrease / PROBE_SPEEDUP.as_secs_f64();
+                rate + SLOW_PROBE_PER_SEC * (1.0 + since * since) * loss_rate * dt
+            }
+        }
+    }
+}
+
+/// A grown pace while a measured `limit` is held to: not above
+/// `HOLD_SHARE` of it, and never below the pace `before` the increase.
+pub(super) fn held(rate: f64, limit: f64, before: f64) -> f64 {
+    rate.min(HOLD_SHARE * limit).max(before)
+}
+
+/// The share of the onset's pace kept by a congestion event that measured
+/// nothing: half after slow start or a repeat, else `BETA`.
+pub(super) fn cut_share(slow_start: bool, repeat: bool) -> f64 {
+    match (slow_start, repeat) {
+        (true, _) => SLOW_START_BETA,
+        (false, true) => REPEAT_BETA,
+        (false, false) => BETA,
     }
 }
 
@@ -520,22 +551,14 @@ impl Controller {
             self.start_epoch(now);
             return;
         }
-        let rate = match self.phase {
-            Phase::SlowStart => self.rate * SLOW_START_GROWTH_PER_SEC.powf(dt),
-            Phase::Probe { loss_rate } => {
-                let knee = KNEE * loss_rate;
-                if self.rate < knee {
-                    (self.rate + FAST_PROBE_PER_SEC * self.rate * dt).min(knee)
-                } else {
-                    let since = self.last_decrease.map_or(0.0, |d| {
-                        (now - d).as_secs_f64() / PROBE_SPEEDUP.as_secs_f64()
-                    });
-                    self.rate + SLOW_PROBE_PER_SEC * (1.0 + since * since) * loss_rate * dt
-                }
-            }
+        let loss_rate = match self.phase {
+            Phase::SlowStart => None,
+            Phase::Probe { loss_rate } => Some(loss_rate),
         };
+        let since = self.last_decrease.map_or(0.0, |d| (now - d).as_secs_f64());
+        let rate = grown(self.rate, loss_rate, since, dt);
         let rate = match self.hold {
-            Some((limit, until)) if now < until => rate.min(HOLD_SHARE * limit).max(self.rate),
+            Some((limit, until)) if now < until => held(rate, limit, self.rate),
             _ => rate,
         };
         self.set_rate(rate, now);
@@ -657,6 +680,13 @@ impl Controller {
         let latency = self.latency.unwrap_or(INITIAL_LATENCY).as_secs_f64();
         let n = (self.rate * latency * CONCURRENCY_HEADROOM).ceil() as usize;
         n.max(MIN_CONCURRENCY).min(self.settings.max_concurrency)
+    }
+
+    /// Follows a pace decided elsewhere (the pace shared by several
+    /// workers, `pooled`): a fixed limiter's rate and ceiling become `rate`.
+    pub fn follow(&mut self, rate: f64, now: Instant) {
+        self.ceiling = rate.max(MIN_RATE);
+        self.set_rate(self.ceiling, now);
     }
 
     /// The pace in calls per second.

@@ -12,6 +12,7 @@
 
 pub mod aimd;
 mod measure;
+pub mod pooled;
 pub mod shared;
 #[cfg(test)]
 mod sim;
@@ -25,6 +26,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
+
+/// See [`Limiter::follow`]: a tenth above the shared pace.
+const FOLLOW_HEADROOM: f64 = 1.1;
 
 /// The shared limiter. Workers call [`Limiter::acquire`] before each
 /// provider call and report the answer on the [`Slot`] it returns.
@@ -216,6 +220,19 @@ impl Limiter {
             );
         }
         verdict
+    }
+
+    /// Follows the pace shared by several workers (`pooled`): this
+    /// worker's own pace and concurrency target are set a little above it,
+    /// so that the shared schedule, not this limiter, paces its calls.
+    pub fn follow(&self, rate: f64) {
+        let now = Instant::now().into_std();
+        self.lock().ctrl.follow(rate * FOLLOW_HEADROOM, now);
+    }
+
+    /// The moving average of answer latency, once an answer was seen.
+    pub fn latency(&self) -> Option<Duration> {
+        self.lock().ctrl.latency()
     }
 
     /// The pace, rounded to whole calls per second.

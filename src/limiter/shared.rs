@@ -13,9 +13,10 @@
 //! knows no SQL. It gates calls on top of the worker's own [`super::Limiter`]
 //! (pace, concurrency, `Retry-After`), which still adapts per worker.
 
+use super::pooled::{Pace, PaceStore, Reporter, Seen};
 use anyhow::Result;
 use std::collections::VecDeque;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 use tokio::sync::{Mutex, oneshot, watch};
 use tokio::time::Instant;
@@ -61,15 +62,65 @@ pub struct Reserved {
 /// The database call: reserve a span (µs) of the shared schedule.
 pub type ReserveFn = Box<dyn FnMut(i64) -> Result<Reserved> + Send>;
 
-type Ask = (i64, oneshot::Sender<Result<Reserved>>);
+/// A slot a worker's call leaves in: its instant on the server's clock
+/// and the pace then (what the shared pace needs to know of its answer).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ticket {
+    pub slot_us: i64,
+    pub rate: f64,
+}
+
+/// A slot reserved and not used yet: when, on this process's clock, and
+/// the schedule's interval then.
+type Local = (Instant, Duration, Ticket);
+
+enum Ask {
+    Reserve(u32, oneshot::Sender<Result<Vec<Local>>>),
+    Report(Seen),
+}
+
+/// The database behind the schedule.
+enum Db {
+    /// A fixed rate: reserve a span of µs.
+    Fixed(ReserveFn, u32),
+    /// The adaptive pace (`pooled`).
+    Auto(Box<dyn PaceStore>, Arc<std::sync::Mutex<Auto>>),
+}
+
+/// A worker's view of the adaptive pace.
+struct Auto {
+    view: Pace,
+    /// The server's clock minus this process's (`origin`), µs.
+    offset_us: i64,
+    origin: Instant,
+    reporter: Reporter,
+    /// The worker's average answer time, µs: the increase epoch.
+    latency_us: i64,
+}
+
+impl Auto {
+    /// The server's clock now, as this process reckons it.
+    fn server_now(&self, at: Instant) -> i64 {
+        at.saturating_duration_since(self.origin).as_micros() as i64 + self.offset_us
+    }
+
+    /// A newer pace from the database, its now taken as `arrived`.
+    fn seen_pace(&mut self, pace: Pace, now_us: Option<i64>, arrived: Instant) {
+        self.view = pace;
+        if let Some(now) = now_us {
+            self.offset_us =
+                now - arrived.saturating_duration_since(self.origin).as_micros() as i64;
+        }
+    }
+}
 
 /// A worker's side of the shared schedule.
 pub struct SharedRate {
-    rate: u32,
-    interval: Duration,
-    batch: u32,
+    /// The fixed rate; `None` for the adaptive pace.
+    fixed: Option<u32>,
     /// Slots reserved and not used yet, on this process's clock.
-    slots: Mutex<VecDeque<Instant>>,
+    slots: Arc<Mutex<VecDeque<Local>>>,
+    auto: Option<Arc<std::sync::Mutex<Auto>>>,
     asks: std::sync::Mutex<Option<mpsc::Sender<Ask>>>,
     stop: watch::Sender<bool>,
 }
@@ -77,40 +128,68 @@ pub struct SharedRate {
 impl SharedRate {
     /// A schedule of `rate` calls per second shared through `reserve`,
     /// which runs on a thread of its own (a blocking database call).
-    pub fn start(rate: u32, mut reserve: ReserveFn) -> SharedRate {
+    pub fn start(rate: u32, reserve: ReserveFn) -> SharedRate {
+        SharedRate::run(Some(rate), Db::Fixed(reserve, rate), None)
+    }
+
+    /// The adaptive pace shared through `db`, as `joined` (the pace the
+    /// worker found when it joined).
+    pub fn adaptive(db: Box<dyn PaceStore>, joined: Pace) -> SharedRate {
+        let auto = Arc::new(std::sync::Mutex::new(Auto {
+            view: joined,
+            offset_us: 0,
+            origin: Instant::now(),
+            reporter: Reporter::default(),
+            latency_us: 0,
+        }));
+        SharedRate::run(None, Db::Auto(db, auto.clone()), Some(auto))
+    }
+
+    fn run(
+        fixed: Option<u32>,
+        mut db: Db,
+        auto: Option<Arc<std::sync::Mutex<Auto>>>,
+    ) -> SharedRate {
         let (tx, rx) = mpsc::channel::<Ask>();
+        let slots = Arc::new(Mutex::new(VecDeque::new()));
+        let theirs = slots.clone();
         std::thread::Builder::new()
             .name("payrun-rate".into())
-            .spawn(move || {
-                for (span, reply) in rx {
-                    let _ = reply.send(reserve(span));
-                }
-            })
+            .spawn(move || serve(&mut db, &rx, &theirs))
             .expect("cannot start the shared rate thread");
         SharedRate {
-            rate,
-            interval: Duration::from_micros(interval_us(rate) as u64),
-            batch: batch_size(rate),
-            slots: Mutex::new(VecDeque::new()),
+            fixed,
+            slots,
+            auto,
             asks: std::sync::Mutex::new(Some(tx)),
             stop: watch::Sender::new(false),
         }
     }
 
-    pub fn rate(&self) -> u32 {
-        self.rate
+    /// The fixed rate, or the adaptive pace as last seen (calls/s).
+    pub fn rate(&self) -> f64 {
+        match (self.fixed, &self.auto) {
+            (Some(r), _) => f64::from(r),
+            (None, Some(a)) => lock(a).view.rate,
+            (None, None) => 0.0,
+        }
+    }
+
+    /// Whether the pace adapts (`rate = "auto"`).
+    pub fn is_adaptive(&self) -> bool {
+        self.auto.is_some()
     }
 
     /// Waits for this worker's next slot of the shared schedule. `None`
     /// once [`SharedRate::stop`] was called, at once.
-    pub async fn acquire(&self) -> Option<()> {
+    pub async fn acquire(&self) -> Option<Ticket> {
         let mut stop = self.stop.subscribe();
         loop {
             if *stop.borrow_and_update() {
                 return None;
             }
             let mut slots = self.slots.lock().await;
-            drop_missed(&mut slots, Instant::now(), self.interval);
+            drop_missed(&mut slots, Instant::now());
             if slots.is_empty() {
                 let got = tokio::select! {
                     _ = stop.wait_for(|s| *s) => return None,
@@ -131,7 +210,7 @@ impl SharedRate {
                     }
                 }
             }
-            let Some(at) = slots.pop_front() else {
+            let Some((at, interval, ticket)) = slots.pop_front() else {
                 continue;
             };
             drop(slots);
@@ -139,10 +218,45 @@ impl SharedRate {
                 _ = stop.wait_for(|s| *s) => return None,
                 _ = tokio::time::sleep_until(at) => {}
             }
-            if !missed(at, Instant::now(), self.interval) {
-                return Some(());
+            if !missed(at, Instant::now(), interval) {
+                return Some(ticket);
             }
             // Woken too late (a stalled process): this slot is gone.
+        }
+    }
+
+    /// The provider's answer to the call that left in `ticket`: `None`
+    /// accepted (or refused for business reasons), `Some(wait)` a 429 with
+    /// its `Retry-After`. `latency` is the worker's average answer time
+    /// (the increase epoch). Only the adaptive pace listens: it reports
+    /// what the shared state needs (`pooled::Reporter`), and a 429 gives up
+    /// the slots this worker holds, which would leave in the pause.
+    pub fn answer(&self, ticket: Ticket, retry_after: Option<Duration>, latency: Duration) {
+        let Some(auto) = &self.auto else {
+            return;
+        };
+        let report = {
+            let mut a = lock(auto);
+            let now = a.server_now(Instant::now());
+            let seen = Seen {
+                slot_us: ticket.slot_us,
+                rate: ticket.rate,
+                retry_after_us: retry_after
+                    .map(|w| w.min(super::aimd::DEFAULT_MAX_RETRY_AFTER).as_micros() as i64),
+                event: None,
+            };
+            let view = a.view;
+            let latency_us = latency.as_micros() as i64;
+            a.latency_us = latency_us;
+            a.reporter.answer(&view, seen, now, latency_us)
+        };
+        if retry_after.is_some()
+            && let Ok(mut slots) = self.slots.try_lock()
+        {
+            slots.clear();
+        }
+        if let Some(s) = report {
+            self.ask(Ask::Report(s));
         }
     }
 
@@ -153,19 +267,142 @@ impl SharedRate {
         self.asks.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
-    /// One reservation: the batch's slots on this process's clock.
-    async fn reserve_batch(&self) -> Result<Vec<Instant>> {
-        let interval = interval_us(self.rate);
-        let (reply, rx) = oneshot::channel();
-        let sent = self
-            .asks
+    fn ask(&self, ask: Ask) -> bool {
+        self.asks
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
-            .is_some_and(|tx| tx.send((interval * i64::from(self.batch), reply)).is_ok());
-        anyhow::ensure!(sent, "the shared rate is stopped");
-        let got = rx.await??;
-        Ok(local_slots(got, Instant::now(), interval, self.batch))
+            .is_some_and(|tx| tx.send(ask).is_ok())
+    }
+
+    /// One reservation: the batch's slots on this process's clock.
+    async fn reserve_batch(&self) -> Result<Vec<Local>> {
+        let (reply, rx) = oneshot::channel();
+        let n = batch_size(self.rate().round().max(1.0) as u32);
+        anyhow::ensure!(
+            self.ask(Ask::Reserve(n, reply)),
+            "the shared rate is stopped"
+        );
+        rx.await?
+    }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The reservation thread: answers each ask in turn; the reports that
+/// queued up meanwhile go to the database in one call.
+fn serve(db: &mut Db, rx: &mpsc::Receiver<Ask>, slots: &Mutex<VecDeque<Local>>) {
+    while let Ok(first) = rx.recv() {
+        let mut asks = vec![first];
+        asks.extend(rx.try_iter());
+        let (reports, reserves): (Vec<Ask>, Vec<Ask>) =
+            asks.into_iter().partition(|a| matches!(a, Ask::Report(_)));
+        let seen: Vec<Seen> = reports
+            .into_iter()
+            .filter_map(|a| match a {
+                Ask::Report(s) => Some(s),
+                Ask::Reserve(..) => None,
+            })
+            .collect();
+        if !seen.is_empty() {
+            report(db, seen, slots);
+        }
+        for ask in reserves {
+            if let Ask::Reserve(n, reply) = ask {
+                let _ = reply.send(reserve_slots(db, n, slots));
+            }
+        }
+    }
+}
+
+/// Sends answers to the adaptive pace, and what the new view says this
+/// worker must count too (`Reporter::catch_up`).
+fn report(db: &mut Db, mut seen: Vec<Seen>, slots: &Mutex<VecDeque<Local>>) {
+    let Db::Auto(store, auto) = db else {
+        return;
+    };
+    // Twice at most: the answers, then those a new event makes count.
+    for _ in 0..2 {
+        if seen.is_empty() {
+            return;
+        }
+        let latency_us = lock(auto).latency_us;
+        match store.report(std::mem::take(&mut seen), latency_us) {
+            Ok(pace) => {
+                let mut a = lock(auto);
+                a.seen_pace(pace, None, Instant::now());
+                let now = a.server_now(Instant::now());
+                seen = a.reporter.catch_up(&pace, now);
+                drop(a);
+                drop_paused(slots, &pace);
+            }
+            Err(e) => {
+                tracing::warn!("cannot report to the shared pace: {e:#}");
+                return;
+            }
+        }
+    }
+}
+
+/// Reserves `n` slots: on the local clock, with their tickets.
+fn reserve_slots(db: &mut Db, n: u32, slots: &Mutex<VecDeque<Local>>) -> Result<Vec<Local>> {
+    match db {
+        Db::Fixed(f, rate) => {
+            let interval = interval_us(*rate);
+            let n = batch_size(*rate);
+            let got = f(interval * i64::from(n))?;
+            let arrived = Instant::now();
+            let every = Duration::from_micros(interval as u64);
+            Ok(local_slots(got, arrived, interval, n)
+                .into_iter()
+                .enumerate()
+                .map(|(k, at)| {
+                    let ticket = Ticket {
+                        slot_us: got.first_us + k as i64 * interval,
+                        rate: f64::from(*rate),
+                    };
+                    (at, every, ticket)
+                })
+                .collect())
+        }
+        Db::Auto(store, auto) => {
+            let r = store.reserve(n)?;
+            let arrived = Instant::now();
+            let catch_up = {
+                let mut a = lock(auto);
+                a.seen_pace(r.pace, Some(r.now_us), arrived);
+                let now = a.server_now(arrived);
+                a.reporter.catch_up(&r.pace, now)
+            };
+            if !catch_up.is_empty() {
+                report(db, catch_up, slots);
+            }
+            let got = Reserved {
+                first_us: r.first_us,
+                now_us: r.now_us,
+            };
+            let every = Duration::from_micros(r.interval_us.max(1) as u64);
+            Ok(local_slots(got, arrived, r.interval_us, n)
+                .into_iter()
+                .enumerate()
+                .map(|(k, at)| {
+                    let ticket = Ticket {
+                        slot_us: r.first_us + k as i64 * r.interval_us,
+                        rate: r.pace.rate,
+                    };
+                    (at, every, ticket)
+                })
+                .collect())
+        }
+    }
+}
+
+/// Gives up the slots held that fall in the pace's pause.
+fn drop_paused(slots: &Mutex<VecDeque<Local>>, pace: &Pace) {
+    if let Ok(mut slots) = slots.try_lock() {
+        slots.retain(|(_, _, t)| t.slot_us >= pace.paused_until_us);
     }
 }
 
@@ -183,8 +420,11 @@ fn local_slots(r: Reserved, arrived: Instant, interval: i64, n: u32) -> Vec<Inst
 
 /// Drops the slots this worker let pass (more than half an interval ago):
 /// using them late would send two calls where the schedule has one.
-fn drop_missed(slots: &mut VecDeque<Instant>, now: Instant, interval: Duration) {
-    while slots.front().is_some_and(|&at| missed(at, now, interval)) {
+fn drop_missed(slots: &mut VecDeque<Local>, now: Instant) {
+    while slots
+        .front()
+        .is_some_and(|&(at, interval, _)| missed(at, now, interval))
+    {
         slots.pop_front();
     }
 }
@@ -274,12 +514,15 @@ mod tests {
             got,
             [500, 10_500, 20_500].map(|us| arrived + Duration::from_micros(us))
         );
-        let mut slots: VecDeque<Instant> = got.into();
-        drop_missed(
-            &mut slots,
-            arrived + Duration::from_micros(16_000),
-            Duration::from_micros(10_000),
-        );
+        let ticket = Ticket {
+            slot_us: 0,
+            rate: 100.0,
+        };
+        let mut slots: VecDeque<Local> = got
+            .into_iter()
+            .map(|at| (at, Duration::from_micros(10_000), ticket))
+            .collect();
+        drop_missed(&mut slots, arrived + Duration::from_micros(16_000));
         assert_eq!(slots.len(), 1, "the slots at 0.5 and 10.5 ms were let pass");
     }
 
@@ -315,7 +558,7 @@ mod tests {
         let shared = std::sync::Arc::new(SharedRate::start(50, db));
         let t0 = Instant::now();
         for _ in 0..6 {
-            shared.acquire().await.unwrap();
+            assert_eq!(shared.acquire().await.unwrap().rate, 50.0);
         }
         // Six slots 20 ms apart: the first at once.
         let took = t0.elapsed();

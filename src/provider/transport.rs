@@ -176,6 +176,9 @@ impl Http {
         {
             return Err(Failure::NotSent(GATE_CLOSED.to_string()));
         }
+        if crate::fault::severed() {
+            return Err(Failure::NotSent(crate::fault::SEVERED.to_string()));
+        }
         let sending = self.pool.request(req);
         let resp = match tokio::time::timeout_at(deadline, sending).await {
             Ok(Ok(resp)) => resp,

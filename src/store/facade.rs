@@ -18,7 +18,7 @@ use super::writer::GroupOp;
 use crate::machine::State;
 use crate::payout::Payout;
 use anyhow::Result;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// The checkpoint, whichever backend holds it. One lives per command, so
@@ -294,6 +294,18 @@ impl Import<'_> {
     /// with (one indexed query).
     pub fn same_person(&self, q: &PersonQuery<'_>) -> Result<Vec<Earlier>> {
         dispatch_import!(self, b => b.same_person(q))
+    }
+
+    /// [`Import::earlier`] of a batch of ids at once (one round trip on
+    /// PostgreSQL): the ids found, each with its payout.
+    pub fn earlier_many(&self, transaction_ids: &[String]) -> Result<HashMap<String, Earlier>> {
+        dispatch_import!(self, b => b.earlier_many(transaction_ids))
+    }
+
+    /// [`Import::same_person`] of a batch of queries at once (one round
+    /// trip on PostgreSQL), in order.
+    pub fn same_person_many(&self, qs: &[PersonQuery<'_>]) -> Result<Vec<Vec<Earlier>>> {
+        dispatch_import!(self, b => b.same_person_many(qs))
     }
 
     /// Records what this run is allowed beyond the rules.

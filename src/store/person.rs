@@ -2,8 +2,9 @@
 //! period"), as data both backends take: which earlier payouts of one
 //! person (canonical account key and currency) a row about to be paid is
 //! compared with, in the states of [`crate::machine::GUARDED`]. The decision is `engine::guard`'s; the backends only run
-//! one indexed query per row (`payouts_account_key`), never a table of the
-//! whole history in memory.
+//! one indexed look-up per row (`payouts_account_key`), a batch of rows per
+//! query on PostgreSQL (one round trip), never a table of the whole history
+//! in memory.
 
 use crate::machine::{OPEN, State};
 

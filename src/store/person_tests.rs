@@ -316,3 +316,46 @@ fn second_payments_beyond_the_listed_ones_are_counted() {
         assert_eq!(o.second_payments[0].detail, "row 2");
     });
 }
+
+#[test]
+fn a_batch_of_look_ups_answers_as_each_one_alone() {
+    each(|store, b| {
+        let first = run(
+            store,
+            "nov",
+            "2026-11",
+            &[awa(2, "95000"), payout(3, "95000"), awa(4, "1000")],
+        );
+        run(store, "dec", "2026-12", &[awa(2, "95000")]);
+        let mut queries = vec![
+            query("2026-11", "105000"),
+            query("2026-12", "95000"),
+            query("2027-01", "7"),
+            query("2026-11", "95000"),
+        ];
+        queries[3].origin_run = Some(first);
+        let mut gsk = query("2026-11", "95000");
+        gsk.account_key = "+2250701100002";
+        queries.push(gsk);
+        let alone: Vec<Vec<String>> = queries.iter().map(|q| found(store, q)).collect();
+        let sender = Sender::default();
+        let imp = store.begin_import(&new_run("probe", &sender)).unwrap();
+        let together: Vec<Vec<String>> = imp
+            .same_person_many(&queries)
+            .unwrap()
+            .into_iter()
+            .map(|found| found.into_iter().map(|e| e.transaction_id).collect())
+            .collect();
+        assert_eq!(together, alone, "{b}");
+        assert!(alone.iter().any(|f| f.len() > 1), "{b}: {alone:?}");
+        assert!(alone.iter().any(Vec::is_empty), "{b}");
+        assert!(imp.same_person_many(&[]).unwrap().is_empty(), "{b}");
+        // The earlier payouts of a batch of ids: those found, by id.
+        let ids = ["nov-2", "missing", "dec-2", "nov-2"].map(String::from);
+        let held = imp.earlier_many(&ids).unwrap();
+        let mut got: Vec<(&str, i64)> = held.iter().map(|(t, e)| (t.as_str(), e.run_id)).collect();
+        got.sort();
+        assert_eq!(got, [("dec-2", first + 1), ("nov-2", first)], "{b}");
+        assert_eq!(held["nov-2"], imp.earlier("nov-2").unwrap().unwrap(), "{b}");
+    });
+}

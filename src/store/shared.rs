@@ -16,6 +16,7 @@
 
 use super::facade::Store;
 use super::types::Work;
+use crate::limiter::pooled::{Pace, Reservation, Seen};
 use crate::machine::{IN_FLIGHT, RESUMED, State};
 use anyhow::Result;
 use std::time::Duration;
@@ -273,6 +274,37 @@ impl Store {
         match self {
             Store::Sqlite(_) => anyhow::bail!("a SQLite checkpoint has no shared rate"),
             Store::Postgres(p) => p.reserve_rate(key, span_us),
+        }
+    }
+
+    /// The adaptive pace `key` shared by every worker (`limiter::pooled`),
+    /// as a worker joining finds it. Only a shared checkpoint has one.
+    pub fn join_pace(&mut self, key: &str, ceiling: f64) -> Result<Pace> {
+        match self {
+            Store::Sqlite(_) => anyhow::bail!("a SQLite checkpoint has no shared pace"),
+            Store::Postgres(p) => p.join_pace(key, ceiling),
+        }
+    }
+
+    /// Reserves `n` slots of the adaptive pace `key`.
+    pub fn reserve_pace(&mut self, key: &str, n: u32, ceiling: f64) -> Result<Reservation> {
+        match self {
+            Store::Sqlite(_) => anyhow::bail!("a SQLite checkpoint has no shared pace"),
+            Store::Postgres(p) => p.reserve_pace(key, n, ceiling),
+        }
+    }
+
+    /// Applies a worker's answers to the adaptive pace `key`.
+    pub fn report_pace(
+        &mut self,
+        key: &str,
+        seen: Vec<Seen>,
+        ceiling: f64,
+        epoch_us: i64,
+    ) -> Result<Pace> {
+        match self {
+            Store::Sqlite(_) => anyhow::bail!("a SQLite checkpoint has no shared pace"),
+            Store::Postgres(p) => p.report_pace(key, seen, ceiling, epoch_us),
         }
     }
 

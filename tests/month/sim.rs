@@ -1,10 +1,14 @@
 //! The simulated month (issue 28, "The proof"): a model-based test of a
 //! payroll month at the level of the engine with the real store — each
-//! `payrun run` is [`payrun::engine::run`] in-process on a SQLite file, a
-//! kill is the real binary dying at a fault point (`PAYRUN_FAULT`), the
-//! closing tools are the library calls behind `reconcile --statement`,
-//! `--mark` and `--resend` — against the sandbox in its non-idempotent
-//! mode, where a second execute really pays twice.
+//! `payrun run` is [`payrun::engine::run`] in-process on a SQLite file; a
+//! kill is that run crashed in-process at a fault point
+//! ([`payrun::fault::arm`]: from the point on nothing leaves for the
+//! provider, and the month goes on from what a crash keeps — the
+//! database's committed state at that instant and the files as they were),
+//! or, in a share of the months, the real binary dying there
+//! (`PAYRUN_FAULT`); the closing tools are the library calls behind
+//! `reconcile --statement`, `--mark` and `--resend` — against the sandbox in
+//! its non-idempotent mode, where a second execute really pays twice.
 //!
 //! A month is a random sequence of steps: a payroll or a variant of it
 //! (re-saved, re-typed accounts, reordered, one amount corrected, rows added
@@ -186,6 +190,11 @@ struct Accepted {
 
 pub struct Month {
     rng: StdRng,
+    /// The name of the month's threads (the test's, its runtime's
+    /// `SCOPE-rt`): an in-process crash is theirs alone.
+    scope: String,
+    /// Kills are the real binary dying (else in-process crashes).
+    real_kills: bool,
     sb: Sandbox,
     w: common::Work,
     cfg: Config,
@@ -212,19 +221,35 @@ fn init_config() -> String {
 }
 
 impl Month {
-    pub fn new(seed: u64) -> Month {
+    /// A month of `seed`, played on threads named `scope` (the calling
+    /// thread) and `scope-rt` (its runtime's); its kills are the real
+    /// binary with probability `real_kills`.
+    pub fn new(seed: u64, scope: &str, real_kills: f64) -> Month {
         let mut rng = StdRng::seed_from_u64(seed);
         let ambiguous = [0.0, 0.15, 0.3][rng.random_range(0..3)];
         // Answers lost before anything was done: an execute then stays
         // unknown though nothing was paid, as after a kill before the send.
         let fail = [0.0, 0.1, 0.2][rng.random_range(0..3)];
-        let sb = Sandbox::start(SandboxConfig {
-            non_idempotent_execute: true,
-            ambiguous_rate: ambiguous,
-            fail_rate: fail,
-            seed,
-            ..SandboxConfig::default()
-        });
+        let real_kills = rng.random_bool(real_kills);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name(format!("{scope}-rt"))
+            .enable_all()
+            .build()
+            .unwrap();
+        let running = rt
+            .block_on(payrun::sandbox::start(SandboxConfig {
+                non_idempotent_execute: true,
+                ambiguous_rate: ambiguous,
+                fail_rate: fail,
+                seed,
+                ..SandboxConfig::default()
+            }))
+            .unwrap();
+        let sb = Sandbox {
+            rt,
+            running: Some(running),
+        };
         // In memory where the machine has it: a month's fsyncs are not
         // what it tests (tests/crash.rs kills runs on a real disk).
         let w = match Path::new("/dev/shm").is_dir() {
@@ -265,6 +290,8 @@ impl Month {
         }
         Month {
             rng,
+            scope: scope.to_string(),
+            real_kills,
             sb,
             w,
             cfg,
@@ -273,7 +300,9 @@ impl Month {
             asked: BTreeSet::new(),
             accepted: Vec::new(),
             files: 0,
-            log: vec![format!("ambiguous_rate {ambiguous} fail_rate {fail}")],
+            log: vec![format!(
+                "ambiguous_rate {ambiguous} fail_rate {fail} real kills {real_kills}"
+            )],
             broken: Vec::new(),
         }
     }
@@ -386,25 +415,68 @@ impl Month {
 
     /// Runs `file` in-process; returns whether payrun accepted it.
     fn run(&mut self, file: &Path, lines: Option<&[Line]>, allow: bool, initiate: bool) -> bool {
+        self.run_or_crash(file, lines, allow, initiate, None)
+    }
+
+    /// Runs `file` in-process, crashed at the `nth` hit of fault point
+    /// `crash` if given (one payout at a time, so the point is the same on
+    /// a replay); returns whether payrun accepted it — a crashed run was
+    /// (its resume is a later step).
+    fn run_or_crash(
+        &mut self,
+        file: &Path,
+        lines: Option<&[Line]>,
+        allow: bool,
+        initiate: bool,
+        crash: Option<(&'static str, u64)>,
+    ) -> bool {
         let period = self.period();
         let ask = lines.map(|l| self.would_ask(l, &period, allow));
-        let settings = self.settings(file, &period, allow, initiate);
+        let mut settings = self.settings(file, &period, allow, initiate);
+        let mut stop = Shutdown::never();
+        let kept = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let armed = crash.map(|(point, nth)| {
+            settings.engine.max_concurrency = 1;
+            let (trigger, listen) = payrun::shutdown::channel();
+            stop = listen;
+            let (dir, db, kept) = (self.w.dir.path().to_path_buf(), self.w.db(), kept.clone());
+            // On the spot, on the thread that reached the point (every
+            // request of the month's threads already refused): what the
+            // crash keeps; then the run is stopped, its remains thrown
+            // away below.
+            payrun::fault::arm(&self.scope, point, nth, move || {
+                *kept.lock().unwrap() = Some(Kept::take(&dir, &db));
+                trigger.fire();
+            })
+        });
         // A copy of an unfinished run's file resumes that run: its report
         // is that file's.
         let resumed_other = std::sync::Mutex::new(None);
-        let outcome = self.sb.rt.block_on(engine::run(
-            &settings,
-            ProgressTarget::Hidden,
-            Shutdown::never(),
-            &|e| {
-                if let engine::Event::Resuming { file_path, .. } = e
-                    && Path::new(&file_path) != file
-                {
-                    *resumed_other.lock().unwrap() = Some(file_path);
-                }
-            },
-        ));
+        let outcome =
+            self.sb
+                .rt
+                .block_on(engine::run(&settings, ProgressTarget::Hidden, stop, &|e| {
+                    if let engine::Event::Resuming { file_path, .. } = e
+                        && Path::new(&file_path) != file
+                    {
+                        *resumed_other.lock().unwrap() = Some(file_path);
+                    }
+                }));
         let resumed_other = resumed_other.into_inner().unwrap();
+        if let Some(armed) = armed
+            && armed.crashed()
+        {
+            drop(armed);
+            let kept = kept.lock().unwrap().take().expect("kept at the crash");
+            kept.restore(self.w.dir.path(), &self.w.db());
+            let (point, nth) = crash.unwrap();
+            self.log.push(format!(
+                "crash {} at {point}:{nth} period {period} allow {allow} (in-process)",
+                file.display()
+            ));
+            self.accept(file, &period, allow, ask);
+            return true;
+        }
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let accepted = match &outcome {
             Ok(RunOutcome::Ran(ran)) => {
@@ -485,14 +557,20 @@ impl Month {
         }
     }
 
-    /// A kill: the real binary dies at a random fault point (concurrency 1,
-    /// so the point is the same on a replay); the resume is a later step.
+    /// A kill at a random fault point: in-process, or in the months of
+    /// real kills the real binary dying there (concurrency 1, so the point
+    /// is the same on a replay); the resume is a later step. A run that
+    /// ends before the point is a run like any other.
     fn killed_run(&mut self, file: &Path, lines: &[Line], allow: bool) {
-        let period = self.period();
-        let ask = self.would_ask(lines, &period, allow);
         let point =
             ["before_send", "after_answer", "after_intent_commit"][self.rng.random_range(0..3)];
         let n = self.rng.random_range(1..=2 * lines.len() + 1);
+        if !self.real_kills {
+            self.run_or_crash(file, Some(lines), allow, false, Some((point, n as u64)));
+            return;
+        }
+        let period = self.period();
+        let ask = self.would_ask(lines, &period, allow);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_payrun"));
         cmd.current_dir(self.w.dir.path())
             .env("PAYRUN_API_KEY", KEY)
@@ -620,8 +698,7 @@ impl Month {
                 let file = self.write_file(&text);
                 let allow = self.rng.random_bool(0.3);
                 self.log.push(format!("file {}: {what}", file.display()));
-                // A kill is the real binary, the dearest step: one file in
-                // twelve.
+                // A kill: one file in four.
                 match self.rng.random_range(0..12) {
                     // --initiate-only, executed at once or left for a
                     // later step (an approval that waits, past the turn of
@@ -631,7 +708,7 @@ impl Month {
                             self.run(&file, None, allow, false);
                         }
                     }
-                    2 => self.killed_run(&file, &lines, allow),
+                    2..=4 => self.killed_run(&file, &lines, allow),
                     _ => {
                         self.run(&file, Some(&lines), allow, false);
                     }
@@ -926,27 +1003,45 @@ impl Month {
         Ok(())
     }
 
-    /// Every payout executed, or failed and paid again under a linked id.
+    /// Every payout executed, or failed and paid again under a linked id
+    /// (itself executed, or failed and paid again...).
     fn settled(&self) -> bool {
-        let conn = rusqlite::Connection::open(self.w.db()).unwrap();
-        let open: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM payouts p WHERE p.state != 'executed' AND NOT EXISTS \
-                 (SELECT 1 FROM payouts q WHERE q.retry_of = p.id AND q.state = 'executed')",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        open == 0
+        self.open_runs().is_empty()
     }
 
-    /// The operator closes the month: every file run again as it is, its
-    /// `failed.csv` run, a clean statement, marks by the ledger; until
-    /// nothing is open.
+    /// The files (by hash) of the runs with a payout open: not executed,
+    /// nor failed and paid again under a linked id (the chain of re-pays
+    /// followed to its end).
+    fn open_runs(&self) -> BTreeSet<String> {
+        let conn = rusqlite::Connection::open(self.w.db()).unwrap();
+        let mut st = conn
+            .prepare(
+                "WITH RECURSIVE paid(id) AS ( \
+                   SELECT id FROM payouts WHERE state = 'executed' \
+                   UNION SELECT q.retry_of FROM payouts q JOIN paid ON q.id = paid.id \
+                   WHERE q.retry_of IS NOT NULL) \
+                 SELECT DISTINCT r.file_sha256 FROM payouts p JOIN runs r ON r.id = p.run_id \
+                 WHERE p.id NOT IN (SELECT id FROM paid)",
+            )
+            .unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    /// The operator closes the month: every file whose run has anything
+    /// open run again as it is, its `failed.csv` run, a clean statement,
+    /// marks by the ledger; until nothing is open.
     pub fn close(&mut self) {
         self.log.push("closing".into());
         for _ in 0..6 {
+            let open = self.open_runs();
             for a in self.accepted.clone() {
+                let sha = payrun::engine::import::file_sha256(&a.file).unwrap();
+                if !open.contains(&sha) {
+                    continue;
+                }
                 let now = std::mem::replace(
                     &mut self.period,
                     PERIODS.iter().position(|p| *p == a.period).unwrap(),
@@ -989,9 +1084,83 @@ fn xof_sum(lines: &[Line]) -> i64 {
         .sum()
 }
 
-/// One whole month of `steps` random steps, checked after each and closed.
-pub fn month(seed: u64, steps: usize) -> Result<(), (String, Vec<String>)> {
-    let mut m = Month::new(seed);
+/// What a crash keeps: the database's committed state at that instant
+/// (copied by SQLite, which reads only what was committed) and the other
+/// files of the folder as they were (report, `failed.csv`, approval pages).
+struct Kept {
+    db: PathBuf,
+    files: BTreeMap<std::ffi::OsString, Vec<u8>>,
+}
+
+impl Kept {
+    fn is_db(name: &std::ffi::OsStr, db: &Path) -> bool {
+        name.to_string_lossy()
+            .starts_with(&*db.file_name().unwrap().to_string_lossy())
+    }
+
+    fn files(dir: &Path, db: &Path) -> Vec<(std::ffi::OsString, PathBuf)> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(Result::unwrap)
+            .filter(|e| e.file_type().unwrap().is_file() && !Self::is_db(&e.file_name(), db))
+            .map(|e| (e.file_name(), e.path()))
+            .collect()
+    }
+
+    fn take(dir: &Path, db: &Path) -> Kept {
+        let copy = db.with_file_name(format!(
+            "{}.kept",
+            db.file_name().unwrap().to_string_lossy()
+        ));
+        let _ = std::fs::remove_file(&copy);
+        let conn = rusqlite::Connection::open(db).unwrap();
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .unwrap();
+        conn.execute("VACUUM INTO ?1", [copy.to_str().unwrap()])
+            .unwrap();
+        let files = Self::files(dir, db)
+            .into_iter()
+            .map(|(name, path)| (name, std::fs::read(path).unwrap()))
+            .collect();
+        Kept { db: copy, files }
+    }
+
+    /// The folder as the crash left it; called once the run is over.
+    fn restore(self, dir: &Path, db: &Path) {
+        for (name, path) in Self::files(dir, db) {
+            match self.files.get(&name) {
+                Some(bytes) if *bytes == std::fs::read(&path).unwrap() => {}
+                Some(bytes) => std::fs::write(&path, bytes).unwrap(),
+                None => std::fs::remove_file(&path).unwrap(),
+            }
+        }
+        for name in self.files.keys() {
+            let path = dir.join(name);
+            if !path.exists() {
+                std::fs::write(&path, &self.files[name]).unwrap();
+            }
+        }
+        for ext in ["-wal", "-shm"] {
+            let side = db.with_file_name(format!(
+                "{}{ext}",
+                db.file_name().unwrap().to_string_lossy()
+            ));
+            let _ = std::fs::remove_file(side);
+        }
+        std::fs::rename(&self.db, db).unwrap();
+    }
+}
+
+/// One whole month of `steps` random steps, checked after each and closed,
+/// played on threads named `scope` (this one) and `scope-rt`; a month of
+/// real kills with probability `real_kills`.
+pub fn month(
+    seed: u64,
+    steps: usize,
+    scope: &str,
+    real_kills: f64,
+) -> Result<(), (String, Vec<String>)> {
+    let mut m = Month::new(seed, scope, real_kills);
     for _ in 0..steps {
         let t = std::time::Instant::now();
         m.step();
@@ -1007,9 +1176,21 @@ pub fn month(seed: u64, steps: usize) -> Result<(), (String, Vec<String>)> {
         }
     }
     let t = std::time::Instant::now();
+    let before = m.log.len();
     m.close();
     if std::env::var("PAYRUN_MONTH_TIMES").is_ok() {
-        eprintln!("{:>6} ms closing", t.elapsed().as_millis());
+        let runs = m.log[before..]
+            .iter()
+            .filter(|l| l.starts_with("run "))
+            .count();
+        eprintln!(
+            "{:>6} ms closing: {runs} runs, {} steps",
+            t.elapsed().as_millis(),
+            m.log.len() - before
+        );
+        for l in &m.log[before..] {
+            eprintln!("         {}", l.chars().take(200).collect::<String>());
+        }
     }
     m.check(true).map_err(|e| (e, m.log))
 }

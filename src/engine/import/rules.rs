@@ -1,9 +1,10 @@
-//! The re-run rules applied row by row during an import (docs/rerun.md):
+//! The re-run rules applied to each row of an import, batch by batch (docs/rerun.md):
 //! each valid row gets its stable id (`identity`, over its canonical
 //! account key), `repeat::plan` decides whether it is paid, re-paid after a
 //! failure, listed as already paid or refused, and every row about to be
-//! paid is looked up by person (`Import::same_person`, one indexed query)
-//! and judged by `guard`. What they found decides the import's verdict.
+//! paid is looked up by person (`Import::same_person_many`, one query per
+//! batch of rows) and judged by `guard`. What they found decides the
+//! import's verdict.
 
 use super::super::guard::{self, Candidate, MAX_REPEATS_LISTED};
 use super::super::identity::{self, Batch, Occurrences, PayoutKey};
@@ -11,7 +12,7 @@ use super::super::repeat::{self, Plan};
 use super::{Imported, OpenElsewhere, Repeats};
 use crate::payout::Payout;
 use crate::store::{Earlier, Import, NewOverride, OverrideKind, PersonQuery, RetryLink};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 
 /// Rows of a `failed.csv` that name a payout which did not fail: the first
@@ -64,8 +65,40 @@ impl<'a> Rules<'a> {
         })
     }
 
-    /// Records one valid payout: paid, re-paid, skipped or refused.
-    pub(super) fn add(&mut self, imp: &mut Import<'_>, p: &Payout) -> Result<()> {
+    /// Records a batch of valid payouts, in file order: each paid,
+    /// re-paid, skipped or refused. The database is asked once per batch
+    /// (the earlier payouts holding the rows' ids, then the guard's
+    /// look-ups of the rows to pay), not once per row: on PostgreSQL each
+    /// question is a round trip. The rows' look-ups never see this
+    /// import's own payouts, so asking them together decides each row as
+    /// asking them one by one would.
+    pub(super) fn add_batch(&mut self, imp: &mut Import<'_>, ps: &[Payout]) -> Result<()> {
+        let mut rows = Vec::with_capacity(ps.len());
+        for p in ps {
+            rows.push(self.identify(p)?);
+        }
+        chains(imp, &mut rows)?;
+        let planned: Vec<Planned> = rows.into_iter().map(|r| self.plan(r)).collect();
+        let queries: Vec<PersonQuery<'_>> = planned
+            .iter()
+            .filter_map(|r| r.pay.as_ref().map(|pay| r.query(pay, self.window_days)))
+            .collect();
+        let mut found = imp.same_person_many(&queries)?.into_iter();
+        for r in planned {
+            match r.pay {
+                Some(_) => {
+                    let earlier = found.next().context("a look-up missing from the batch")?;
+                    self.pay(imp, r, earlier)?;
+                }
+                None => self.hold(imp, r)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// A row's stable id: its occurrence in the file numbers it among
+    /// identical payouts (and names the first of them).
+    fn identify<'p>(&mut self, p: &'p Payout) -> Result<Identified<'p>> {
         let amount = p.amount.normalize().to_string();
         let key = PayoutKey {
             account: &p.account_key,
@@ -78,38 +111,60 @@ impl<'a> Rules<'a> {
             Some(t) => t.clone(),
             None => identity::derived_id(&key, self.batch, occurrence),
         };
-        let mut chain = Vec::new();
-        let mut id = base.clone();
-        while let Some(e) = imp.earlier(&id)? {
-            let failed = repeat::failed(e.state);
-            chain.push(e);
-            if !failed {
-                break;
-            }
-            id = repeat::retry_id(&base, chain.len() as u32 + 1);
-        }
-        let same_payout = chain.first().is_none_or(|e| {
+        Ok(Identified {
+            p,
+            amount,
+            same_file,
+            base,
+            chain: Vec::new(),
+        })
+    }
+
+    /// What `repeat::plan` decides for a row, and for a row to pay, its id,
+    /// link and the period the guard compares it in.
+    fn plan<'p>(&self, r: Identified<'p>) -> Planned<'p> {
+        let p = r.p;
+        let same_payout = r.chain.first().is_none_or(|e| {
             e.account_key == p.account_key
-                && e.amount == amount
+                && e.amount == r.amount
                 && e.currency == p.currency
                 && e.method == p.payout_method_id
         });
-        let (id, link) = match repeat::plan(&base, &chain, same_payout) {
-            Plan::New => (base, None),
-            Plan::Retry { id, of } => (
-                id,
-                Some(RetryLink {
-                    of,
-                    origin_run: chain[0].origin_run,
+        let plan = repeat::plan(&r.base, &r.chain, same_payout);
+        let pay = match &plan {
+            Plan::New => Some(Pay {
+                id: r.base.clone(),
+                link: None,
+                period: self.batch.period.clone(),
+            }),
+            // A re-payment belongs to the period and the request of the
+            // payout it re-pays: that request's other rows are not
+            // repeats of it.
+            Plan::Retry { id, of } => Some(Pay {
+                id: id.clone(),
+                link: Some(RetryLink {
+                    of: *of,
+                    origin_run: r.chain[0].origin_run,
                 }),
-            ),
+                period: r.chain[0].period.clone(),
+            }),
+            Plan::Skip(_) | Plan::Open(_) | Plan::Conflict(_) => None,
+        };
+        Planned { row: r, plan, pay }
+    }
+
+    /// A row not paid: recorded as skipped (paid or open elsewhere) or
+    /// refused (its id holds another payout).
+    fn hold(&mut self, imp: &mut Import<'_>, r: Planned<'_>) -> Result<()> {
+        let (p, base) = (r.row.p, &r.row.base);
+        match r.plan {
             Plan::Skip(e) => {
-                self.recognise(p.row, &base, &e);
+                self.recognise(p.row, base, &e);
                 *self.matched.entry(e.run_id).or_default() += 1;
-                return imp.add_skipped(p.row, e.payout_id);
+                imp.add_skipped(p.row, e.payout_id)
             }
             Plan::Open(e) => {
-                self.recognise(p.row, &base, &e);
+                self.recognise(p.row, base, &e);
                 *self.matched.entry(e.run_id).or_default() += 1;
                 let slot = self.open.entry(e.run_id).or_insert((
                     0,
@@ -118,7 +173,7 @@ impl<'a> Rules<'a> {
                     e.run_created_at.clone(),
                 ));
                 slot.0 += 1;
-                return imp.add_skipped(p.row, e.payout_id);
+                imp.add_skipped(p.row, e.payout_id)
             }
             Plan::Conflict(e) => {
                 imp.conflict(format!(
@@ -127,32 +182,27 @@ impl<'a> Rules<'a> {
                      this row a new transaction_id",
                     p.row, e.run_id, e.run_file, e.row, e.account_id, e.amount, e.currency
                 ));
-                return Ok(());
+                Ok(())
             }
-        };
+            Plan::New | Plan::Retry { .. } => unreachable!("a row to pay is not held"),
+        }
+    }
+
+    /// A row to pay (new or re-paid): judged by the guard against the
+    /// earlier payouts to its person (`found`), then recorded.
+    fn pay(&mut self, imp: &mut Import<'_>, r: Planned<'_>, found: Vec<Earlier>) -> Result<()> {
+        let (p, amount) = (r.row.p, &r.row.amount);
+        let Pay { id, link, period } = r.pay.expect("a row to pay");
         self.fresh += 1;
-        // A re-payment belongs to the period and the request of the payout
-        // it re-pays: that request's other rows are not repeats of it.
-        let period = match link {
-            Some(_) => chain[0].period.clone(),
-            None => self.batch.period.clone(),
-        };
-        let found = imp.same_person(&PersonQuery {
-            account_key: &p.account_key,
-            currency: &p.currency,
-            period: &period,
-            amount: &amount,
-            window_days: self.window_days,
-            origin_run: link.map(|l| l.origin_run),
-        })?;
         let candidate = Candidate {
             row: p.row,
             account: p.account_given.as_deref().unwrap_or(&p.account_id),
-            amount: &amount,
+            amount,
             currency: &p.currency,
             period: &period,
         };
-        let repeats = guard::judge(&candidate, found, same_file.filter(|_| link.is_none()));
+        let same_file = r.row.same_file.filter(|_| link.is_none());
+        let repeats = guard::judge(&candidate, found, same_file);
         let payout_id = match link {
             None => imp.add(p, &id)?,
             Some(link) => imp.add_retry(p, &id, link)?,
@@ -234,4 +284,77 @@ impl<'a> Rules<'a> {
         }
         Ok(None)
     }
+}
+
+/// A valid row with its stable id, and the earlier payouts holding that id
+/// and then its retry ids (oldest first: the chain `repeat::plan` reads).
+struct Identified<'p> {
+    p: &'p Payout,
+    /// Normalised decimal.
+    amount: String,
+    /// The first row of the file with the same payout, if not this one.
+    same_file: Option<u64>,
+    base: String,
+    chain: Vec<Earlier>,
+}
+
+/// A row and what `repeat::plan` decided for it.
+struct Planned<'p> {
+    row: Identified<'p>,
+    plan: Plan,
+    /// Set for a row to pay.
+    pay: Option<Pay>,
+}
+
+/// How a row is paid: its id, the failed payout it re-pays, the period
+/// the guard compares it in.
+struct Pay {
+    id: String,
+    link: Option<RetryLink>,
+    period: String,
+}
+
+impl Planned<'_> {
+    /// The guard's look-up of a row to pay.
+    fn query<'q>(&'q self, pay: &'q Pay, window_days: u32) -> PersonQuery<'q> {
+        let p = self.row.p;
+        PersonQuery {
+            account_key: &p.account_key,
+            currency: &p.currency,
+            period: &pay.period,
+            amount: &self.row.amount,
+            window_days,
+            origin_run: pay.link.map(|l| l.origin_run),
+        }
+    }
+}
+
+/// Fills each row's chain: the earlier payout holding its id, and while
+/// that one failed, the one holding its next retry id. One look-up per
+/// round for the whole batch; a round asks only the rows whose chain goes
+/// on (a chain is as long as a payout's failed attempts).
+fn chains(imp: &Import<'_>, rows: &mut [Identified<'_>]) -> Result<()> {
+    let mut asking: Vec<usize> = (0..rows.len()).collect();
+    while !asking.is_empty() {
+        let ids: Vec<String> = asking
+            .iter()
+            .map(|&i| match rows[i].chain.len() {
+                0 => rows[i].base.clone(),
+                n => repeat::retry_id(&rows[i].base, n as u32 + 1),
+            })
+            .collect();
+        let found = imp.earlier_many(&ids)?;
+        let mut next = Vec::new();
+        for (&i, id) in asking.iter().zip(&ids) {
+            if let Some(e) = found.get(id) {
+                let failed = repeat::failed(e.state);
+                rows[i].chain.push(e.clone());
+                if failed {
+                    next.push(i);
+                }
+            }
+        }
+        asking = next;
+    }
+    Ok(())
 }

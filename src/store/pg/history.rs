@@ -1,6 +1,7 @@
 //! History (PostgreSQL): what earlier runs recorded, as the re-run rules
 //! need it (docs/rerun.md), with the same answers as `sqlite/history.rs`.
-//! Inside an import: the earlier payout holding a transaction id, rows
+//! Inside an import: the earlier payouts holding a batch's transaction ids
+//! (one statement for the batch), rows
 //! recorded as already paid (skipped, inserted in batches). Outside: the unfinished run of the
 //! same file, the counts and failed rows of a run.
 
@@ -10,26 +11,38 @@ use super::{LOST, Pg};
 use crate::store::rows::{self, EARLIER_COLS};
 use crate::store::types::{Earlier, FailedRow, RunInfo};
 use anyhow::{Context, Result};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-/// The payout of another run than `$2` holding transaction id `$1`.
+/// The payouts of another run than `$2` holding one of the transaction
+/// ids `$1`.
 pub(super) fn earlier_sql() -> String {
     format!(
         "SELECT {EARLIER_COLS} FROM payouts p JOIN runs r ON r.id = p.run_id
-         WHERE p.transaction_id = $1 AND p.run_id <> $2"
+         WHERE p.transaction_id = ANY($1::TEXT[]) AND p.run_id <> $2"
     )
 }
 
 impl Import<'_> {
     /// The payout of an earlier run holding `transaction_id`, if any.
     pub fn earlier(&self, transaction_id: &str) -> Result<Option<Earlier>> {
-        let (t, run_id) = (transaction_id.to_string(), self.run_id);
+        Ok(self
+            .earlier_many(&[transaction_id.to_string()])?
+            .remove(transaction_id))
+    }
+
+    /// [`Import::earlier`] of each id, in one statement (one round trip
+    /// for the batch): the ids found, each with its payout.
+    pub fn earlier_many(&self, transaction_ids: &[String]) -> Result<HashMap<String, Earlier>> {
+        if transaction_ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let (ids, run_id) = (transaction_ids.to_vec(), self.run_id);
         let stmt = self.earlier.clone().context(LOST)?;
         self.call(move |c| {
-            c.query_opt(&stmt, &[&t, &run_id])?
-                .as_ref()
-                .map(rows::earlier)
-                .transpose()
+            c.query(&stmt, &[&ids, &run_id])?
+                .iter()
+                .map(|r| rows::earlier(r).map(|e| (e.transaction_id.clone(), e)))
+                .collect()
         })
         .context("cannot read earlier payouts")
     }

@@ -77,7 +77,7 @@ impl Pg {
                     &[a, b, c2, d, e, f, g, h],
                 )?;
                 let last = c.query_one("SELECT COALESCE(max(id), 0) FROM payouts", &[])?;
-                // Asked once per row: prepared once per import.
+                // Asked once per batch of rows: prepared once per import.
                 let earlier = c.prepare(&super::history::earlier_sql())?;
                 let person = c.prepare(&super::person::same_person_sql())?;
                 Ok((run.get(0), last.get::<_, i64>(0) + 1, (earlier, person)))

@@ -1,8 +1,9 @@
 //! The PostgreSQL schema: the same tables as the SQLite one (see
 //! `sqlite/schema.rs`), in PostgreSQL's types, plus what several workers
 //! sharing a run need: `workers` (who is alive, by heartbeat), the lease
-//! column `payouts.lease_owner`, and `rate_limits` (one provider limit
-//! shared by every worker). Timestamps of payouts and runs are RFC 3339
+//! column `payouts.lease_owner`, `rate_limits` (one provider limit
+//! shared by every worker) and `rate_paces` (one adaptive pace shared by
+//! every worker, `rate = "auto"`). Timestamps of payouts and runs are RFC 3339
 //! text, as in SQLite, so both backends hand out the same strings;
 //! heartbeats and rate reservations use the server's clock (`timestamptz`),
 //! which every worker shares.
@@ -176,6 +177,32 @@ CREATE TABLE approved_payouts (
     amount         TEXT NOT NULL,
     currency       TEXT NOT NULL,
     PRIMARY KEY (approval_id, payout_id)
+);
+"#,
+    // `rate = "auto"` shared by the workers of a run (`limiter::pooled`):
+    // one adaptive pace per provider account, with its GCRA schedule.
+    r#"
+CREATE TABLE rate_paces (
+    key              TEXT PRIMARY KEY,
+    tat_us           BIGINT NOT NULL,
+    rate             DOUBLE PRECISION NOT NULL,
+    loss_rate        DOUBLE PRECISION,
+    hold_limit       DOUBLE PRECISION,
+    hold_until_us    BIGINT,
+    last_decrease_us BIGINT,
+    paused_until_us  BIGINT NOT NULL,
+    epoch_start_us   BIGINT NOT NULL,
+    epoch_sent       BIGINT NOT NULL,
+    events           BIGINT NOT NULL,
+    rate_limited     BIGINT NOT NULL,
+    drain_from_us    BIGINT,
+    onset            DOUBLE PRECISION NOT NULL,
+    before_rate      DOUBLE PRECISION NOT NULL,
+    before_loss_rate DOUBLE PRECISION,
+    repeated         BOOLEAN NOT NULL,
+    drain_accepted   BIGINT NOT NULL,
+    drain_refused    BIGINT NOT NULL,
+    updated_us       BIGINT NOT NULL
 );
 "#,
 ];

@@ -3,7 +3,9 @@
 //! `verify-ca` nor `verify-full`; `tls.rs` carries them out), the rest
 //! read by the driver, the password found elsewhere (`PGPASSWORD`,
 //! `database_password_file`, `~/.pgpass`: `password.rs`) set if the string
-//! has none. Nothing here shows the password: errors name the parameter.
+//! has none; `PGSSLMODE` and `PGSSLROOTCERT` stand in for the parameters
+//! the string does not give, as in libpq. Nothing here shows the password:
+//! errors name the parameter.
 
 use super::tls::{self, Plan, RootCert, SslMode};
 use anyhow::{Context, Result, bail};
@@ -43,10 +45,22 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Reads `url` (a `postgres://` URL).
+    /// Reads `url` (a `postgres://` URL); `sslmode` and `sslrootcert`
+    /// default to the `PGSSLMODE` and `PGSSLROOTCERT` variables, as in
+    /// libpq, when the string does not say.
     pub fn parse(url: &str) -> Result<Settings> {
+        Settings::parse_with(url, |name| std::env::var(name).ok())
+    }
+
+    /// [`Settings::parse`] with the environment read through `env`.
+    pub fn parse_with(url: &str, env: impl Fn(&str) -> Option<String>) -> Result<Settings> {
         let (main, query) = url.split_once('?').unwrap_or((url, ""));
-        let (mut mode, mut root) = (SslMode::default(), None);
+        let given = |v: Option<String>| v.filter(|v| !v.is_empty());
+        let mut mode = match given(env("PGSSLMODE")) {
+            Some(v) => SslMode::parse(&v).context("the PGSSLMODE variable")?,
+            None => SslMode::default(),
+        };
+        let mut root = given(env("PGSSLROOTCERT")).map(|v| RootCert::parse(&v));
         let mut kept = Vec::new();
         for kv in query.split('&').filter(|kv| !kv.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
@@ -185,6 +199,40 @@ fn explain(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `PGSSLMODE` and `PGSSLROOTCERT` apply where the string is silent;
+    /// the string's own parameters win; a bad mode names the variable.
+    #[test]
+    fn the_pgssl_variables_stand_in_for_what_the_string_does_not_say() {
+        let env = |mode: &'static str, root: &'static str| {
+            move |name: &str| match name {
+                "PGSSLMODE" => Some(mode.to_string()),
+                "PGSSLROOTCERT" => Some(root.to_string()),
+                _ => None,
+            }
+        };
+        let s = Settings::parse_with("postgres://u@db.example/d", env("verify-full", "/ca.pem"))
+            .unwrap();
+        assert_eq!(s.mode, SslMode::VerifyFull);
+        assert_eq!(s.root, Some(RootCert::File("/ca.pem".into())));
+        let s = Settings::parse_with(
+            "postgres://u@db.example/d?sslmode=require&sslrootcert=system",
+            env("verify-full", "/ca.pem"),
+        )
+        .unwrap();
+        assert_eq!((s.mode, s.root), (SslMode::Require, Some(RootCert::System)));
+        // Unset or empty: libpq's defaults.
+        let s = Settings::parse_with("postgres://u@db.example/d", env("", "")).unwrap();
+        assert_eq!((s.mode, s.root), (SslMode::default(), None));
+        let e = Settings::parse_with("postgres://u@db.example/d", env("strict", ""))
+            .err()
+            .unwrap();
+        let shown = format!("{e:#}");
+        assert!(
+            shown.contains("PGSSLMODE") && shown.contains("strict"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn tls_parameters_are_taken_out_and_the_rest_reaches_the_driver() {

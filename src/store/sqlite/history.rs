@@ -13,6 +13,7 @@ use crate::store::rows::{self, EARLIER_COLS};
 use crate::store::types::{Earlier, FailedRow, RunInfo};
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, params};
+use std::collections::HashMap;
 
 fn earlier_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Earlier> {
     rows::earlier(r)
@@ -29,6 +30,20 @@ impl Import<'_> {
             .query_row(params![transaction_id, self.run_id], earlier_from_row)
             .optional()
             .context("cannot read earlier payouts")
+    }
+
+    /// [`Import::earlier`] of each id: the ids found, each with its
+    /// payout. In process, a look-up is a call, not a round trip: the
+    /// cached statement is run once per id (as PostgreSQL's one statement
+    /// per batch runs one index look-up per id).
+    pub fn earlier_many(&self, transaction_ids: &[String]) -> Result<HashMap<String, Earlier>> {
+        let mut found = HashMap::new();
+        for t in transaction_ids {
+            if let Some(e) = self.earlier(t)? {
+                found.insert(t.clone(), e);
+            }
+        }
+        Ok(found)
     }
 
     /// Payouts recorded in an earlier run.

@@ -50,6 +50,14 @@ impl Import<'_> {
     }
 }
 
+impl Import<'_> {
+    /// [`Import::same_person`] of each query, in order (in process, the
+    /// cached statement run once per query: no round trip to save).
+    pub fn same_person_many(&self, qs: &[PersonQuery<'_>]) -> Result<Vec<Vec<Earlier>>> {
+        qs.iter().map(|q| self.same_person(q)).collect()
+    }
+}
+
 impl Sqlite {
     /// Gives every payout recorded without an account key (before keys
     /// existed) the key `key` computes from its account, [`KEY_FILL_BATCH`]
