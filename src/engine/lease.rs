@@ -28,7 +28,7 @@
 use crate::clock::Boot;
 use crate::limiter::RateMode;
 use crate::limiter::aimd::AUTO_MAX_RATE;
-use crate::limiter::pooled::{Pace, PaceStore, Reservation, Seen};
+use crate::limiter::pooled::{Pace, PaceStore, Reservation, Seen, Unused};
 use crate::limiter::shared::{Reserved, SharedRate};
 use crate::store::{Db, LeaseTerms, Outstanding, Store, Work, WriteError};
 use anyhow::{Context, Result};
@@ -254,8 +254,8 @@ impl PgPace {
 }
 
 impl PaceStore for PgPace {
-    fn reserve(&mut self, n: u32) -> Result<Reservation> {
-        self.with(|s, key, ceiling| s.reserve_pace(key, n, ceiling))
+    fn reserve(&mut self, n: u32, unused: Unused) -> Result<Reservation> {
+        self.with(|s, key, ceiling| s.reserve_pace(key, n, ceiling, unused))
     }
 
     fn report(&mut self, seen: Vec<Seen>, epoch_us: i64) -> Result<Pace> {

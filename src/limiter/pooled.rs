@@ -51,7 +51,8 @@ pub struct Pace {
     pub last_decrease_us: Option<i64>,
     /// No call leaves before this (the `Retry-After` of the last event).
     pub paused_until_us: i64,
-    /// The increase epoch: since when, and slots reserved since.
+    /// The increase epoch: since when, and calls sent since (slots
+    /// reserved, less those the workers said they let pass).
     pub epoch_start_us: i64,
     pub epoch_sent: i64,
     /// Congestion events so far: the current one's number.
@@ -244,11 +245,51 @@ impl Pace {
     /// Reserving `n` slots at `now` (what the store's statement does, in
     /// SQL, atomically): the first slot — never before now nor in the
     /// pause — the interval, and the schedule's next free instant after.
-    pub fn reserve(&mut self, tat_us: i64, n: u32, ceiling: f64, now: i64) -> (i64, i64, i64) {
+    /// The slots count as sent in the increase epoch until the worker says
+    /// otherwise: `unused`, the slots of this epoch it reserved before and
+    /// let pass (a worker short of work or of CPU), are taken back.
+    pub fn reserve(
+        &mut self,
+        tat_us: i64,
+        n: u32,
+        ceiling: f64,
+        now: i64,
+        unused: Unused,
+    ) -> (i64, i64, i64) {
         let interval = interval_us(self.rate.min(ceiling));
         let first = tat_us.max(self.paused_until_us).max(now);
-        self.epoch_sent += i64::from(n);
+        let unused = if unused.epoch_start_us == self.epoch_start_us {
+            unused.slots
+        } else {
+            0
+        };
+        self.epoch_sent = (self.epoch_sent + i64::from(n) - unused).max(0);
         (first, interval, first + interval * i64::from(n))
+    }
+}
+
+/// Slots a worker reserved in the increase epoch that began at
+/// `epoch_start_us` and let pass unused: the pace counts calls sent, not
+/// slots reserved, to decide whether the workers kept up with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Unused {
+    pub epoch_start_us: i64,
+    pub slots: i64,
+}
+
+impl Unused {
+    /// One more slot, reserved in the epoch of `epoch_start_us`, let pass:
+    /// an older epoch's are forgotten (that epoch is decided).
+    pub fn add(&mut self, epoch_start_us: i64) {
+        if epoch_start_us > self.epoch_start_us {
+            *self = Unused {
+                epoch_start_us,
+                slots: 0,
+            };
+        }
+        if epoch_start_us == self.epoch_start_us {
+            self.slots += 1;
+        }
     }
 }
 
@@ -265,8 +306,9 @@ pub struct Reservation {
 /// The database side of the shared pace (the store implements it on a
 /// connection of its own; this module knows no SQL).
 pub trait PaceStore: Send + 'static {
-    /// Reserves `n` consecutive slots at the pace, after its pause.
-    fn reserve(&mut self, n: u32) -> anyhow::Result<Reservation>;
+    /// Reserves `n` consecutive slots at the pace, after its pause, and
+    /// takes back the `unused` ones ([`Pace::reserve`]).
+    fn reserve(&mut self, n: u32, unused: Unused) -> anyhow::Result<Reservation>;
     /// Applies `seen` ([`Pace::seen`]) under the row's lock; the pace after.
     fn report(&mut self, seen: Vec<Seen>, epoch_us: i64) -> anyhow::Result<Pace>;
 }

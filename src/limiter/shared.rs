@@ -13,7 +13,7 @@
 //! knows no SQL. It gates calls on top of the worker's own [`super::Limiter`]
 //! (pace, concurrency, `Retry-After`), which still adapts per worker.
 
-use super::pooled::{Pace, PaceStore, Reporter, Seen};
+use super::pooled::{Pace, PaceStore, Reporter, Seen, Unused};
 use anyhow::Result;
 use std::collections::VecDeque;
 use std::sync::{Arc, mpsc};
@@ -63,15 +63,18 @@ pub struct Reserved {
 pub type ReserveFn = Box<dyn FnMut(i64) -> Result<Reserved> + Send>;
 
 /// A slot a worker's call leaves in: its instant on the server's clock
-/// and the pace then (what the shared pace needs to know of its answer).
+/// and the pace then (what the shared pace needs to know of its answer),
+/// and the adaptive pace's increase epoch it was reserved in (0 on a fixed
+/// rate).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ticket {
     pub slot_us: i64,
     pub rate: f64,
+    pub epoch_us: i64,
 }
 
 /// A slot reserved and not used yet: when, on this process's clock, and
-/// the schedule's interval then.
+/// how late it may still be used ([`grace`]).
 type Local = (Instant, Duration, Ticket);
 
 enum Ask {
@@ -96,6 +99,9 @@ struct Auto {
     reporter: Reporter,
     /// The worker's average answer time, µs: the increase epoch.
     latency_us: i64,
+    /// Slots reserved and let pass since the last reservation, given back
+    /// at the next (`Pace::reserve`).
+    unused: Unused,
 }
 
 impl Auto {
@@ -141,6 +147,7 @@ impl SharedRate {
             origin: Instant::now(),
             reporter: Reporter::default(),
             latency_us: 0,
+            unused: Unused::default(),
         }));
         SharedRate::run(None, Db::Auto(db, auto.clone()), Some(auto))
     }
@@ -189,7 +196,8 @@ impl SharedRate {
                 return None;
             }
             let mut slots = self.slots.lock().await;
-            drop_missed(&mut slots, Instant::now());
+            let passed = drop_missed(&mut slots, Instant::now());
+            self.let_pass(passed);
             if slots.is_empty() {
                 let got = tokio::select! {
                     _ = stop.wait_for(|s| *s) => return None,
@@ -210,7 +218,7 @@ impl SharedRate {
                     }
                 }
             }
-            let Some((at, interval, ticket)) = slots.pop_front() else {
+            let Some((at, grace, ticket)) = slots.pop_front() else {
                 continue;
             };
             drop(slots);
@@ -218,10 +226,27 @@ impl SharedRate {
                 _ = stop.wait_for(|s| *s) => return None,
                 _ = tokio::time::sleep_until(at) => {}
             }
-            if !missed(at, Instant::now(), interval) {
+            if !missed(at, Instant::now(), grace) {
                 return Some(ticket);
             }
             // Woken too late (a stalled process): this slot is gone.
+            self.let_pass([ticket]);
+        }
+    }
+
+    /// Slots this worker let pass: the adaptive pace counts calls sent,
+    /// so they are given back at the next reservation.
+    fn let_pass(&self, tickets: impl IntoIterator<Item = Ticket>) {
+        let Some(auto) = &self.auto else {
+            return;
+        };
+        let mut tickets = tickets.into_iter().peekable();
+        if tickets.peek().is_none() {
+            return;
+        }
+        let mut a = lock(auto);
+        for t in tickets {
+            a.unused.add(t.epoch_us);
         }
     }
 
@@ -354,7 +379,7 @@ fn reserve_slots(db: &mut Db, n: u32, slots: &Mutex<VecDeque<Local>>) -> Result<
             let n = batch_size(*rate);
             let got = f(interval * i64::from(n))?;
             let arrived = Instant::now();
-            let every = Duration::from_micros(interval as u64);
+            let late = grace(Duration::from_micros(interval as u64), MIN_GRACE);
             Ok(local_slots(got, arrived, interval, n)
                 .into_iter()
                 .enumerate()
@@ -362,13 +387,26 @@ fn reserve_slots(db: &mut Db, n: u32, slots: &Mutex<VecDeque<Local>>) -> Result<
                     let ticket = Ticket {
                         slot_us: got.first_us + k as i64 * interval,
                         rate: f64::from(*rate),
+                        epoch_us: 0,
                     };
-                    (at, every, ticket)
+                    (at, late, ticket)
                 })
                 .collect())
         }
         Db::Auto(store, auto) => {
-            let r = store.reserve(n)?;
+            let unused = std::mem::take(&mut lock(auto).unused);
+            let r = match store.reserve(n, unused) {
+                Ok(r) => r,
+                Err(e) => {
+                    // Given back at the next reservation that succeeds.
+                    let mut a = lock(auto);
+                    if a.unused.epoch_start_us <= unused.epoch_start_us {
+                        a.unused.slots += unused.slots;
+                        a.unused.epoch_start_us = unused.epoch_start_us;
+                    }
+                    return Err(e);
+                }
+            };
             let arrived = Instant::now();
             let catch_up = {
                 let mut a = lock(auto);
@@ -383,7 +421,10 @@ fn reserve_slots(db: &mut Db, n: u32, slots: &Mutex<VecDeque<Local>>) -> Result<
                 first_us: r.first_us,
                 now_us: r.now_us,
             };
-            let every = Duration::from_micros(r.interval_us.max(1) as u64);
+            let late = grace(
+                Duration::from_micros(r.interval_us.max(1) as u64),
+                AUTO_GRACE,
+            );
             Ok(local_slots(got, arrived, r.interval_us, n)
                 .into_iter()
                 .enumerate()
@@ -391,8 +432,9 @@ fn reserve_slots(db: &mut Db, n: u32, slots: &Mutex<VecDeque<Local>>) -> Result<
                     let ticket = Ticket {
                         slot_us: r.first_us + k as i64 * r.interval_us,
                         rate: r.pace.rate,
+                        epoch_us: r.pace.epoch_start_us,
                     };
-                    (at, every, ticket)
+                    (at, late, ticket)
                 })
                 .collect())
         }
@@ -418,27 +460,44 @@ fn local_slots(r: Reserved, arrived: Instant, interval: i64, n: u32) -> Vec<Inst
         .collect()
 }
 
-/// Drops the slots this worker let pass (more than half an interval ago):
-/// using them late would send two calls where the schedule has one.
-fn drop_missed(slots: &mut VecDeque<Local>, now: Instant) {
+/// Drops the slots this worker let pass (later than their grace): using
+/// them late would send two calls where the schedule has one. Returns
+/// their tickets.
+fn drop_missed(slots: &mut VecDeque<Local>, now: Instant) -> Vec<Ticket> {
+    let mut passed = Vec::new();
     while slots
         .front()
-        .is_some_and(|&(at, interval, _)| missed(at, now, interval))
+        .is_some_and(|&(at, grace, _)| missed(at, now, grace))
     {
-        slots.pop_front();
+        passed.extend(slots.pop_front().map(|(_, _, t)| t));
     }
+    passed
 }
 
-/// Least lateness forgiven: the timer's own resolution, so a fast rate
-/// (an interval under a millisecond) is not starved by it.
+/// Least lateness forgiven on a fixed rate: the timer's own resolution,
+/// so a fast rate (an interval under a millisecond) is not starved by it.
 const MIN_GRACE: Duration = Duration::from_millis(5);
+/// Least lateness forgiven on the adaptive pace: a worker short of CPU
+/// wakes late for many slots, and each one dropped is a call the pace
+/// allowed and nobody sent, so the pace would climb far above what the
+/// workers send and then measure the provider from a pace nobody sent
+/// at. A late call bunches at most one batch ([`BATCH_SPAN`]) with the
+/// next ones, which a provider's one-second allowance absorbs and the
+/// pace's margin under the measured limit covers.
+pub(crate) const AUTO_GRACE: Duration = BATCH_SPAN;
 
-/// Whether the slot at `at` is gone by `now`: more than half an interval
-/// (at least [`MIN_GRACE`]) ago. A call woken that late by a stalled
-/// machine takes a fresh slot instead of leaving with the calls of the
-/// next instants, which would bunch in the provider's one-second window.
-fn missed(at: Instant, now: Instant, interval: Duration) -> bool {
-    at + (interval / 2).max(MIN_GRACE) < now
+/// How late a slot `interval` from the next may still be used: half an
+/// interval, at least `floor`.
+pub(crate) fn grace(interval: Duration, floor: Duration) -> Duration {
+    (interval / 2).max(floor)
+}
+
+/// Whether the slot at `at` is gone by `now`: more than its `grace` ago.
+/// A call woken that late by a stalled machine takes a fresh slot instead
+/// of leaving with the calls of the next instants, which would bunch in
+/// the provider's one-second window.
+fn missed(at: Instant, now: Instant, grace: Duration) -> bool {
+    at + grace < now
 }
 
 #[cfg(test)]
@@ -517,19 +576,22 @@ mod tests {
         let ticket = Ticket {
             slot_us: 0,
             rate: 100.0,
+            epoch_us: 0,
         };
         let mut slots: VecDeque<Local> = got
             .into_iter()
-            .map(|at| (at, Duration::from_micros(10_000), ticket))
+            .map(|at| (at, grace(Duration::from_micros(10_000), MIN_GRACE), ticket))
             .collect();
-        drop_missed(&mut slots, arrived + Duration::from_micros(16_000));
+        let passed = drop_missed(&mut slots, arrived + Duration::from_micros(16_000));
         assert_eq!(slots.len(), 1, "the slots at 0.5 and 10.5 ms were let pass");
+        assert_eq!(passed.len(), 2);
     }
 
     #[test]
     fn a_slot_is_missed_past_half_an_interval_and_never_within_the_timer_grace() {
         let at = Instant::now();
         let ms = Duration::from_millis;
+        let missed = |at, now, interval| missed(at, now, grace(interval, MIN_GRACE));
         // 100 calls/s: half an interval is 5 ms.
         assert!(!missed(at, at + ms(5), ms(10)));
         assert!(missed(at, at + ms(6), ms(10)));
@@ -539,6 +601,11 @@ mod tests {
         // 2,000 calls/s: the 5 ms grace of the timer, not 0.25 ms.
         assert!(!missed(at, at + ms(4), Duration::from_micros(500)));
         assert!(missed(at, at + ms(6), Duration::from_micros(500)));
+        // The adaptive pace forgives a worker short of CPU one batch.
+        let auto = |interval| grace(interval, AUTO_GRACE);
+        assert_eq!(auto(ms(10)), ms(50));
+        assert_eq!(auto(Duration::from_micros(2_500)), ms(50));
+        assert_eq!(auto(ms(500)), ms(250));
     }
 
     #[tokio::test]

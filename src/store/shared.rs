@@ -16,7 +16,7 @@
 
 use super::facade::Store;
 use super::types::Work;
-use crate::limiter::pooled::{Pace, Reservation, Seen};
+use crate::limiter::pooled::{Pace, Reservation, Seen, Unused};
 use crate::machine::{IN_FLIGHT, RESUMED, State};
 use anyhow::Result;
 use std::time::Duration;
@@ -286,11 +286,18 @@ impl Store {
         }
     }
 
-    /// Reserves `n` slots of the adaptive pace `key`.
-    pub fn reserve_pace(&mut self, key: &str, n: u32, ceiling: f64) -> Result<Reservation> {
+    /// Reserves `n` slots of the adaptive pace `key`, giving back the
+    /// `unused` ones (`Pace::reserve`).
+    pub fn reserve_pace(
+        &mut self,
+        key: &str,
+        n: u32,
+        ceiling: f64,
+        unused: Unused,
+    ) -> Result<Reservation> {
         match self {
             Store::Sqlite(_) => anyhow::bail!("a SQLite checkpoint has no shared pace"),
-            Store::Postgres(p) => p.reserve_pace(key, n, ceiling),
+            Store::Postgres(p) => p.reserve_pace(key, n, ceiling, unused),
         }
     }
 

@@ -8,7 +8,7 @@
 //! `ARCHITECTURE.md`, "Several workers on one run".
 
 use super::Pg;
-use crate::limiter::pooled::{Pace, Reservation, Seen};
+use crate::limiter::pooled::{Pace, Reservation, Seen, Unused};
 use anyhow::{Context, Result};
 use postgres::Row;
 
@@ -133,20 +133,31 @@ impl Pg {
     }
 
     /// Reserves `n` consecutive slots of the adaptive pace `key` at its
-    /// rate (never above `ceiling`), after its pause, in one statement.
-    pub fn reserve_pace(&mut self, key: &str, n: u32, ceiling: f64) -> Result<Reservation> {
+    /// rate (never above `ceiling`), after its pause, and takes back the
+    /// `unused` slots of its increase epoch, in one statement.
+    pub fn reserve_pace(
+        &mut self,
+        key: &str,
+        n: u32,
+        ceiling: f64,
+        unused: Unused,
+    ) -> Result<Reservation> {
         let (key, n) = (key.to_string(), i64::from(n));
         let interval = "CEIL(1000000.0 / GREATEST(LEAST(rate, $3), 1.0))::BIGINT";
         let sql = format!(
             "UPDATE rate_paces SET
                  tat_us = GREATEST(tat_us, paused_until_us, {NOW_US}) + $2 * {interval},
-                 epoch_sent = epoch_sent + $2
+                 epoch_sent = GREATEST(epoch_sent + $2
+                     - CASE WHEN epoch_start_us = $4 THEN $5 ELSE 0 END, 0)
              WHERE key = $1
              RETURNING tat_us - $2 * {interval}, {NOW_US}, {interval}, {PACE}"
         );
         self.call(move |c| {
             let row = c
-                .query_opt(&sql, &[&key, &n, &ceiling])?
+                .query_opt(
+                    &sql,
+                    &[&key, &n, &ceiling, &unused.epoch_start_us, &unused.slots],
+                )?
                 .context("the shared pace's row is gone")?;
             Ok(Reservation {
                 first_us: row.try_get(0)?,
@@ -223,7 +234,7 @@ mod tests {
     /// from two connections at once without an update lost.
     #[test]
     fn the_shared_pace_is_one_state_updated_under_its_lock() {
-        use crate::limiter::pooled::{Pace, Seen, interval_us};
+        use crate::limiter::pooled::{Pace, Seen, Unused, interval_us};
         let Some(db) = pg_target() else {
             return;
         };
@@ -231,7 +242,7 @@ mod tests {
         let mut a = Store::connect(&db).unwrap();
         let joined = a.join_pace(&key, 5_000.0).unwrap();
         assert_eq!(joined.rate, 10.0);
-        let r = a.reserve_pace(&key, 4, 5_000.0).unwrap();
+        let r = a.reserve_pace(&key, 4, 5_000.0, Unused::default()).unwrap();
         assert_eq!(r.first_us, r.now_us, "a new pace starts now");
         assert_eq!(r.interval_us, interval_us(10.0));
         assert_eq!(r.pace.epoch_sent, 4);
@@ -245,7 +256,7 @@ mod tests {
         let p = a.report_pace(&key, vec![refused], 5_000.0, 0).unwrap();
         assert_eq!((p.events, p.rate_limited), (1, 1));
         let mut b = Store::connect(&db).unwrap();
-        let r = b.reserve_pace(&key, 1, 5_000.0).unwrap();
+        let r = b.reserve_pace(&key, 1, 5_000.0, Unused::default()).unwrap();
         assert_eq!(r.first_us, p.paused_until_us);
         assert_eq!(r.interval_us, interval_us(p.rate));
         // Two workers reporting 429s of the same event at once: each one
