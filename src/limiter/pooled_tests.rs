@@ -444,3 +444,31 @@ fn workers_that_let_slots_pass_still_settle_just_under_the_limit() {
     }
     assert!(bad.is_empty(), "{bad:?}");
 }
+
+#[test]
+fn slots_let_pass_are_taken_back_from_the_epoch_they_were_reserved_in() {
+    let mut p = Pace::new(5_000.0, 0);
+    p.reserve(0, 8, 5_000.0, 0, Unused::default());
+    let mut passed = Unused::default();
+    passed.add(0);
+    passed.add(0);
+    // An older epoch's, seen after a newer one's: forgotten.
+    passed.add(-5);
+    assert_eq!(passed.slots, 2);
+    p.reserve(0, 8, 5_000.0, 0, passed);
+    assert_eq!(p.epoch_sent, 14);
+    // A newer epoch began: the last one's count is decided, nothing to
+    // take back from the new one.
+    p.epoch_start_us = S;
+    p.epoch_sent = 0;
+    p.reserve(0, 4, 5_000.0, S, passed);
+    assert_eq!(p.epoch_sent, 4);
+    passed.add(S);
+    assert_eq!(
+        passed,
+        Unused {
+            epoch_start_us: S,
+            slots: 1
+        }
+    );
+}

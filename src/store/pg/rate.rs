@@ -246,6 +246,22 @@ mod tests {
         assert_eq!(r.first_us, r.now_us, "a new pace starts now");
         assert_eq!(r.interval_us, interval_us(10.0));
         assert_eq!(r.pace.epoch_sent, 4);
+        // Slots let pass are given back as `Pace::reserve` does, only for
+        // the epoch they were reserved in.
+        let mut pure = r.pace;
+        let passed = Unused {
+            epoch_start_us: r.pace.epoch_start_us,
+            slots: 3,
+        };
+        let r = a.reserve_pace(&key, 1, 5_000.0, passed).unwrap();
+        pure.reserve(0, 1, 5_000.0, r.now_us, passed);
+        assert_eq!((r.pace.epoch_sent, pure.epoch_sent), (2, 2));
+        let older = Unused {
+            epoch_start_us: r.pace.epoch_start_us - 1,
+            slots: 2,
+        };
+        let r = a.reserve_pace(&key, 1, 5_000.0, older).unwrap();
+        assert_eq!(r.pace.epoch_sent, 3);
         // A 429: the pause holds every reservation after it.
         let refused = Seen {
             slot_us: r.first_us,
