@@ -148,7 +148,7 @@ impl Pg {
             "UPDATE rate_paces SET
                  tat_us = GREATEST(tat_us, paused_until_us, {NOW_US}) + $2 * {interval},
                  epoch_sent = GREATEST(epoch_sent + $2
-                     - CASE WHEN epoch_start_us = $4 THEN $5 ELSE 0 END, 0)
+                     - CASE WHEN epoch_start_us = $4::BIGINT THEN $5::BIGINT ELSE 0 END, 0)
              WHERE key = $1
              RETURNING tat_us - $2 * {interval}, {NOW_US}, {interval}, {PACE}"
         );
