@@ -109,7 +109,7 @@ fn check_french(o: &Output, rejected: &Path) {
         .from_reader(file.trim_start_matches('\u{feff}').as_bytes());
     let reasons: Vec<String> = reader
         .records()
-        .map(|r| r.unwrap().iter().last().unwrap().to_owned())
+        .map(|r| r.unwrap().iter().next_back().unwrap().to_owned())
         .collect();
     assert_eq!(reasons.len(), 10, "{file}");
     let all = reasons.join("\n");
