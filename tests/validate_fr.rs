@@ -175,3 +175,124 @@ fn without_language_the_rules_stay_english() {
         "{written:?}"
     );
 }
+
+/// `text` in Windows-1252, as a French Excel's plain "CSV" saves it (only
+/// ASCII and `é` here).
+fn windows_1252(text: &str) -> Vec<u8> {
+    text.chars()
+        .map(|c| match c {
+            'é' => 0xE9,
+            c if c.is_ascii() => c as u8,
+            c => panic!("{c} is not in this test's Windows-1252"),
+        })
+        .collect()
+}
+
+const FR_CONFIG: &str = "language = \"fr\"\nnumber_format = \"fr\"\ndefault_currency = \"XOF\"\ndefault_payout_method_id = \"momo\"\n";
+
+/// A header without the account column: refused, in French, naming the
+/// column missing and the header to map.
+#[test]
+fn a_missing_column_is_explained_in_french() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("payrun.toml"), FR_CONFIG).unwrap();
+    std::fs::write(
+        dir.path().join("paie.csv"),
+        "Nom;Prénom;Montant;Matricule\nKoné;Awa;150 000;M-01\n",
+    )
+    .unwrap();
+    let o = validate(dir.path(), &["paie.csv"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let shown = text(&o);
+    for french in [
+        "impossible de valider paie.csv\u{a0}: colonne obligatoire manquante\u{a0}: account_id\u{a0}; en-têtes non lus\u{a0}: ",
+        "Renommez l'en-tête dans le fichier, ou associez-le dans la table [columns] du fichier de configuration",
+        "par ex. \"Matricule\" = \"account_id\"",
+    ] {
+        assert!(shown.contains(french), "{french:?} not in\n{shown}");
+    }
+    for english in [
+        "cannot validate",
+        "missing required column",
+        "headers not read",
+        "Rename the header",
+    ] {
+        assert!(!shown.contains(english), "{english:?} in\n{shown}");
+    }
+    // --lang en says it in English, whatever the config.
+    let o = validate(dir.path(), &["paie.csv", "--lang", "en"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("cannot validate paie.csv: missing required column account_id"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// How the file was read (its encoding, the title row above the header,
+/// the columns not read, a payee pasted twice): French lines of the
+/// summary with `language = "fr"` or `--lang fr`, English with `--lang en`.
+#[test]
+fn the_notices_of_the_summary_are_french() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("payrun.toml"), FR_CONFIG).unwrap();
+    let csv = "Paie de novembre;;;;\n\
+               Nom;Prénom;Numéro Mobile Money;Montant;Matricule\n\
+               Koné;Awa;07 08 12 10 10;150 000;M-01\n\
+               Yao;Adjoua;07 08 12 10 11;160 000;M-02\n\
+               Yao;Adjoua;07 08 12 10 11;160 000;M-02\n";
+    std::fs::write(dir.path().join("paie.csv"), windows_1252(csv)).unwrap();
+    let o = validate(dir.path(), &["paie.csv"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let shown = text(&o);
+    for french in [
+        "Avis\u{a0}: lu en Windows-1252 (le fichier n'est pas en UTF-8 valide",
+        "Avis\u{a0}: la ligne 1, avant la ligne d'en-tête (ligne 2), a été ignorée",
+        "Colonnes non lues\u{a0}: \"Matricule\"",
+        "Même compte, même montant et même devise qu'une ligne précédente (collée deux fois\u{a0}?)\u{a0}: la ligne 5 répète la ligne 4",
+        "470\u{202f}000",
+    ] {
+        assert!(shown.contains(french), "{french:?} not in\n{shown}");
+    }
+    for english in [
+        "Note:",
+        "read as",
+        "Columns not read",
+        "Same account",
+        "repeats row",
+        "skipped",
+    ] {
+        assert!(!shown.contains(english), "{english:?} in\n{shown}");
+    }
+    // The JSON output keeps the English sentences.
+    let o = validate(dir.path(), &["paie.csv", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["notices"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("read as Windows-1252"),
+        "{v}"
+    );
+    let o = validate(dir.path(), &["paie.csv", "--lang", "en"]);
+    let shown = text(&o);
+    for english in [
+        "Note: read as Windows-1252",
+        "Note: row 1 before the header row (row 2) was skipped",
+        "Columns not read: \"Matricule\"",
+        "row 5 repeats row 4",
+    ] {
+        assert!(shown.contains(english), "{english:?} not in\n{shown}");
+    }
+
+    // --lang fr without any language in the config.
+    std::fs::write(
+        dir.path().join("payrun.toml"),
+        FR_CONFIG.replace("language = \"fr\"\n", ""),
+    )
+    .unwrap();
+    let o = validate(dir.path(), &["paie.csv", "--lang", "fr"]);
+    let shown = text(&o);
+    assert!(shown.contains("Colonnes non lues\u{a0}: "), "{shown}");
+    assert!(!shown.contains("Columns not read"), "{shown}");
+}

@@ -266,7 +266,10 @@ mod tests {
             Reason::CellError {
                 shown: "#REF!".into(),
             },
-            Reason::Misaligned { cells: 10, width: 9 },
+            Reason::Misaligned {
+                cells: 10,
+                width: 9,
+            },
             Reason::TotalsNotLast {
                 total: d,
                 currency: "XOF".into(),
@@ -360,6 +363,9 @@ mod tests {
         })
         .shown_in(Language::Fr);
         assert!(fr.contains("se lit 25\u{202f}000,5 à l'anglaise"), "{fr}");
-        assert!(fr.contains("25\u{202f}000\u{202f}500 à la française"), "{fr}");
+        assert!(
+            fr.contains("25\u{202f}000\u{202f}500 à la française"),
+            "{fr}"
+        );
     }
 }
