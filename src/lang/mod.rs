@@ -6,6 +6,7 @@
 //! amounts from [`Language::amount`]. Machine formats (JSON logs, exit
 //! codes, the English report's column keys) never go through it.
 
+mod closing;
 mod en;
 mod fr;
 mod group;
@@ -17,6 +18,7 @@ mod rules_fr;
 mod rules_tests;
 mod text;
 
+pub use closing::Closing;
 pub use group::{FRENCH_GROUP, grouped};
 pub use text::Text;
 
@@ -104,6 +106,14 @@ impl Language {
         match self {
             Language::En => &en::TEXT,
             Language::Fr => &fr::TEXT,
+        }
+    }
+
+    /// This language's texts of closing the books (`payrun reconcile`).
+    pub const fn closing(self) -> &'static Closing {
+        match self {
+            Language::En => &closing::EN,
+            Language::Fr => &closing::FR,
         }
     }
 
