@@ -11,10 +11,12 @@ mod formats;
 mod guarded;
 pub mod header;
 mod hidden;
+mod notice;
 mod text;
 mod workbook;
 
 pub use delimited::{CsvSource, detect_delimiter};
+pub use notice::{InputError, InputNotice};
 pub use workbook::{WorkbookSource, is_workbook};
 
 use anyhow::Result;
@@ -58,8 +60,8 @@ pub trait RowSource {
         b','
     }
     /// Things the user should know about how the file was read (its
-    /// encoding was guessed, a hidden sheet was skipped), as sentences.
-    fn notices(&self) -> Vec<String> {
+    /// encoding was guessed, a hidden sheet was skipped).
+    fn notices(&self) -> Vec<InputNotice> {
         Vec::new()
     }
     /// The worksheets of a workbook (empty for CSV), to list when the
@@ -120,10 +122,11 @@ fn open_as_written(
         return Ok(Box::new(WorkbookSource::open(path, sheet)?));
     }
     if let Some(sheet) = sheet {
-        anyhow::bail!(
-            "--sheet {sheet:?} applies only to spreadsheet workbooks (.xlsx, .xls, .ods), and {} is read as CSV",
-            path.display()
-        );
+        return Err(InputError::SheetOfCsv {
+            path: path.display().to_string(),
+            sheet: sheet.to_owned(),
+        }
+        .into());
     }
     Ok(Box::new(CsvSource::open(path, encoding)?))
 }

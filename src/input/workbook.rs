@@ -38,7 +38,7 @@ pub struct WorkbookSource {
     name: String,
     /// The visible worksheets' names, in order.
     visible: Vec<String>,
-    notices: Vec<String>,
+    notices: Vec<super::InputNotice>,
     range: Range<Data>,
     /// The sheet's formulas, for cells that hold one but no saved value
     /// (read for sheets up to [`FORMULA_CELLS`] cells).
@@ -90,11 +90,10 @@ impl WorkbookSource {
                         .iter()
                         .find(|n| n.trim().eq_ignore_ascii_case(wanted.trim()))
                 })
-                .ok_or_else(|| {
-                    anyhow!(
-                        "{name} has no worksheet named {wanted:?}; its worksheets are: {}",
-                        quoted(&names)
-                    )
+                .ok_or_else(|| super::InputError::NoSuchSheet {
+                    path: name.to_string(),
+                    wanted: wanted.to_owned(),
+                    sheets: names.clone(),
                 })?
                 .clone(),
             // The first visible worksheet: a hidden first sheet holds
@@ -116,10 +115,10 @@ impl WorkbookSource {
             .map(|s| s.name.clone())
             .collect();
         if sheet.is_none() && !hidden.is_empty() {
-            notices.push(format!(
-                "read worksheet {sheet_name:?}, the first visible one (hidden before it: {}); choose another with --sheet",
-                quoted(&hidden)
-            ));
+            notices.push(super::InputNotice::FirstVisibleSheet {
+                sheet: sheet_name.clone(),
+                hidden,
+            });
         }
         // Read before the cells, so its working memory (16 bytes a styled
         // cell) is freed before the sheet's is taken. Unreadable styles
@@ -161,9 +160,11 @@ impl WorkbookSource {
         };
         let mut header = RawRow::default();
         if !src.next_row(&mut header)? {
-            bail!(
-                "worksheet {sheet_name:?} of {name} is empty: expected a header row naming the columns, then one row per payout"
-            );
+            return Err(super::InputError::EmptySheet {
+                path: name.to_string(),
+                sheet: sheet_name,
+            }
+            .into());
         }
         let first = u64::from(src.first_row) + 1;
         src.hidden = super::hidden::hidden_rows(path, &ext, &sheet_name)
@@ -197,14 +198,6 @@ impl WorkbookSource {
     }
 }
 
-fn quoted(names: &[String]) -> String {
-    names
-        .iter()
-        .map(|n| format!("{n:?}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 impl RowSource for WorkbookSource {
     fn header(&self) -> &RawRow {
         &self.header
@@ -216,7 +209,7 @@ impl RowSource for WorkbookSource {
         self.header = header;
     }
 
-    fn notices(&self) -> Vec<String> {
+    fn notices(&self) -> Vec<super::InputNotice> {
         self.notices.clone()
     }
 
