@@ -3,7 +3,8 @@
 
 use crate::config::Config;
 use crate::exit::Exit;
-use crate::validate::{FieldError, RowOutcome, ScanOptions, Summary, columns, scan};
+use crate::validate::notice::SkippedBy;
+use crate::validate::{FieldError, Line, RowOutcome, ScanOptions, Summary, scan};
 use anyhow::Result;
 use serde::Serialize;
 use std::io::Write;
@@ -41,6 +42,10 @@ pub struct ValidateArgs {
     /// cannot detect, after checking that none is hidden (refused otherwise).
     #[arg(long)]
     pub assume_no_hidden_rows: bool,
+    /// Language of the summary and of the reasons, on screen and in the
+    /// rejected file (default: the config's `language`, else English).
+    #[arg(long, value_enum, value_name = "LANG")]
+    pub lang: Option<crate::lang::Language>,
 }
 
 /// Rejected rows whose errors are printed; the rest are counted. A file
@@ -62,6 +67,7 @@ struct JsonOutput<'a> {
 
 pub fn command(args: ValidateArgs) -> Result<Exit> {
     let cfg = Config::load(args.config.as_deref())?;
+    let language = args.lang.unwrap_or(cfg.language());
     if let Some(rejected) = &args.rejected {
         crate::report::guard::Files::new()
             .input("payroll", &args.file)
@@ -74,7 +80,7 @@ pub fn command(args: ValidateArgs) -> Result<Exit> {
         rejected_path: args.rejected.clone(),
         skip_hidden_rows: args.skip_hidden_rows,
         assume_no_hidden_rows: args.assume_no_hidden_rows,
-        language: cfg.language(),
+        language,
     };
     let mut shown: Vec<FieldError> = Vec::new();
     let mut shown_rows = 0usize;
@@ -105,7 +111,7 @@ pub fn command(args: ValidateArgs) -> Result<Exit> {
             serde_json::to_writer_pretty(&mut out, &json)?;
             writeln!(out)?;
         }
-        Format::Text => write_text(&mut out, &args, &summary, &shown, not_shown, cfg.language())?,
+        Format::Text => write_text(&mut out, &args, &summary, &shown, not_shown, language)?,
     }
     out.flush()?;
     Ok(if summary.rejected > 0 {
@@ -113,15 +119,6 @@ pub fn command(args: ValidateArgs) -> Result<Exit> {
     } else {
         Exit::Ok
     })
-}
-
-fn rows_list(rows: impl Iterator<Item = u64>) -> String {
-    let rows: Vec<String> = rows.map(|r| r.to_string()).collect();
-    format!(
-        "row{} {}",
-        if rows.len() == 1 { "" } else { "s" },
-        rows.join(", ")
-    )
 }
 
 fn write_text(
@@ -143,51 +140,30 @@ fn write_text(
             summary.rejected
         )
     )?;
-    for notice in &summary.notices {
-        writeln!(out, "Note: {notice}")?;
-    }
+    let mut lines: Vec<Line<'_>> = summary.notices.iter().map(Line::Note).collect();
     if !summary.unused_columns.is_empty() {
-        writeln!(
-            out,
-            "Columns not read: {}",
-            columns::listed(&summary.unused_columns)
-        )?;
+        lines.push(Line::NotRead(&summary.unused_columns));
     }
     if summary.skipped > 0 {
-        writeln!(
-            out,
-            "Skipped by {}, not paid: {} row{} ({}{})",
-            match (summary.skipped_hidden, summary.skipped) {
-                (0, _) => "the config's [skip] rule",
-                (h, s) if h == s => "--skip-hidden-rows (hidden or filtered rows)",
-                _ => "the config's [skip] rule and --skip-hidden-rows (hidden or filtered rows)",
+        lines.push(Line::Skipped {
+            by: match (summary.skipped_hidden, summary.skipped) {
+                (0, _) => SkippedBy::Rule,
+                (h, s) if h == s => SkippedBy::Hidden,
+                _ => SkippedBy::Both,
             },
-            summary.skipped,
-            if summary.skipped == 1 { "" } else { "s" },
-            rows_list(summary.skipped_rows.iter().copied()),
-            if summary.skipped > summary.skipped_rows.len() as u64 {
-                ", ..."
-            } else {
-                ""
-            }
-        )?;
+            count: summary.skipped,
+            rows: &summary.skipped_rows,
+            more: summary.skipped > summary.skipped_rows.len() as u64,
+        });
     }
     if summary.repeated > 0 {
-        writeln!(
-            out,
-            "Same account, amount and currency as an earlier row (pasted twice?): {}{}",
-            summary
-                .repeated_rows
-                .iter()
-                .map(|[r, first]| format!("row {r} repeats row {first}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if summary.repeated > summary.repeated_rows.len() as u64 {
-                ", ..."
-            } else {
-                ""
-            }
-        )?;
+        lines.push(Line::Repeated {
+            pairs: &summary.repeated_rows,
+            more: summary.repeated > summary.repeated_rows.len() as u64,
+        });
+    }
+    for line in lines {
+        writeln!(out, "{}", line.shown_in(language))?;
     }
     if !summary.currencies.is_empty() {
         writeln!(out, "\n{}", t.valid_per_currency)?;

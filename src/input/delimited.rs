@@ -27,7 +27,7 @@ pub struct CsvSource {
     header: RawRow,
     rows: RowCounter,
     /// "read as Windows-1252" when the encoding was guessed.
-    notice: Option<String>,
+    notice: Option<super::InputNotice>,
 }
 
 /// Turns the csv crate's line counts into spreadsheet row numbers. A
@@ -167,7 +167,7 @@ impl RowSource for CsvSource {
         self.delimiter
     }
 
-    fn notices(&self) -> Vec<String> {
+    fn notices(&self) -> Vec<super::InputNotice> {
         self.notice.iter().cloned().collect()
     }
 
@@ -451,7 +451,7 @@ mod tests {
     fn other_encodings_are_read() {
         let (_f, src) = source(b"nom;montant\r\nAndr\xE9;10\r\nCh\x9Cur;20\r\n");
         let mut src = src.unwrap();
-        assert!(src.notices()[0].contains("Windows-1252"));
+        assert!(src.notices()[0].to_string().contains("Windows-1252"));
         assert_eq!(src.delimiter(), b';');
         let got = rows(&mut src);
         assert_eq!(got[0], (2, vec!["André".into(), "10".into()]));

@@ -67,15 +67,19 @@ impl RowSource for Unguarded {
         self.inner.delimiter()
     }
 
-    fn notices(&self) -> Vec<String> {
+    fn notices(&self) -> Vec<super::InputNotice> {
         let mut notices = self.inner.notices();
         if self.undone > 0 {
-            notices.push(format!(
-                "read as a file payrun wrote (its last column is `{}`): {} cell(s) guarded against \
-                 spreadsheet formulas with a leading ' were read without it",
-                self.header.fields.iter().next_back().unwrap_or_default(),
-                self.undone
-            ));
+            notices.push(super::InputNotice::GuardUndone {
+                last_column: self
+                    .header
+                    .fields
+                    .iter()
+                    .next_back()
+                    .unwrap_or_default()
+                    .to_owned(),
+                cells: self.undone,
+            });
         }
         notices
     }
@@ -105,7 +109,11 @@ mod tests {
         while s.next_row(&mut row).unwrap() {
             rows.push(row.fields.iter().map(String::from).collect());
         }
-        (header, rows, s.notices())
+        (
+            header,
+            rows,
+            s.notices().iter().map(ToString::to_string).collect(),
+        )
     }
 
     /// Only a file payrun wrote (its last column says so) is read without
@@ -122,7 +130,7 @@ mod tests {
         assert_eq!(rows[0], ["+2250700000001", "'=1", "=1+1"]);
         assert_eq!(rows[1], ["'abc", "-5", "x"]);
         assert!(
-            notices.iter().any(|n| n.contains("5 cell(s)")),
+            notices.iter().any(|n| n.to_string().contains("5 cell(s)")),
             "{notices:?}"
         );
         let theirs = dir.path().join("payroll.csv");

@@ -101,23 +101,26 @@ fn seek(
 /// what they said (`rows 1 to 3 before the header row (row 5) were skipped:
 /// "Relevé des opérations", "Compte : Wave CI", "Période : novembre"`).
 pub fn preamble_notice(preamble: &[Skipped], header_row: u64) -> Option<String> {
+    preamble_skipped(preamble, header_row).map(|n| n.to_string())
+}
+
+/// The preamble as data ([`super::InputNotice::Preamble`]), explained in
+/// the user's language by the caller.
+pub fn preamble_skipped(preamble: &[Skipped], header_row: u64) -> Option<super::InputNotice> {
     let (first, last) = (preamble.first()?, preamble.last()?);
-    let (rows, were) = if first.row == last.row {
-        (format!("row {}", first.row), "was")
-    } else {
-        (format!("rows {} to {}", first.row, last.row), "were")
-    };
     let said: Vec<String> = preamble
         .iter()
         .filter(|s| !s.cells.is_empty())
         .take(5)
         .map(|s| crate::output::shown(&s.cells.join(" ")))
         .collect();
-    let more = if preamble.len() > 5 { ", …" } else { "" };
-    Some(format!(
-        "{rows} before the header row (row {header_row}) {were} skipped, not read as data: {}{more}",
-        said.join(", ")
-    ))
+    Some(super::InputNotice::Preamble {
+        first: first.row,
+        last: last.row,
+        header_row,
+        said,
+        more: preamble.len() > 5,
+    })
 }
 
 #[cfg(test)]

@@ -11,10 +11,12 @@ mod formats;
 mod guarded;
 pub mod header;
 mod hidden;
+mod notice;
 mod text;
 mod workbook;
 
 pub use delimited::{CsvSource, detect_delimiter};
+pub use notice::InputNotice;
 pub use workbook::{WorkbookSource, is_workbook};
 
 use anyhow::Result;
@@ -58,8 +60,8 @@ pub trait RowSource {
         b','
     }
     /// Things the user should know about how the file was read (its
-    /// encoding was guessed, a hidden sheet was skipped), as sentences.
-    fn notices(&self) -> Vec<String> {
+    /// encoding was guessed, a hidden sheet was skipped).
+    fn notices(&self) -> Vec<InputNotice> {
         Vec::new()
     }
     /// The worksheets of a workbook (empty for CSV), to list when the

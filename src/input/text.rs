@@ -12,7 +12,7 @@ use std::io::{self, Read};
 pub fn choose(
     configured: Option<&str>,
     head: &[u8],
-) -> Result<(&'static Encoding, Option<String>)> {
+) -> Result<(&'static Encoding, Option<super::InputNotice>)> {
     if head.starts_with(&[0xFF, 0xFE]) {
         return Ok((UTF_16LE, None));
     }
@@ -43,13 +43,7 @@ pub fn choose(
     if valid {
         Ok((UTF_8, None))
     } else {
-        Ok((
-            WINDOWS_1252,
-            Some(
-                "read as Windows-1252 (the file is not valid UTF-8; set encoding in the config to choose)"
-                    .to_owned(),
-            ),
-        ))
+        Ok((WINDOWS_1252, Some(super::InputNotice::Windows1252)))
     }
 }
 
@@ -190,7 +184,7 @@ mod tests {
         assert_eq!(choose(None, b"a,b\n").unwrap(), (UTF_8, None));
         let (enc, notice) = choose(None, b"Andr\xE9,b\n").unwrap();
         assert_eq!(enc, WINDOWS_1252);
-        assert!(notice.unwrap().contains("Windows-1252"));
+        assert!(notice.unwrap().to_string().contains("Windows-1252"));
         assert_eq!(choose(Some("latin-1"), b"a").unwrap().0, WINDOWS_1252);
         assert_eq!(choose(None, b"\xFF\xFEa\0").unwrap().0, UTF_16LE);
         // A character cut by the end of the head is still UTF-8.

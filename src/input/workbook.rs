@@ -38,7 +38,7 @@ pub struct WorkbookSource {
     name: String,
     /// The visible worksheets' names, in order.
     visible: Vec<String>,
-    notices: Vec<String>,
+    notices: Vec<super::InputNotice>,
     range: Range<Data>,
     /// The sheet's formulas, for cells that hold one but no saved value
     /// (read for sheets up to [`FORMULA_CELLS`] cells).
@@ -116,10 +116,10 @@ impl WorkbookSource {
             .map(|s| s.name.clone())
             .collect();
         if sheet.is_none() && !hidden.is_empty() {
-            notices.push(format!(
-                "read worksheet {sheet_name:?}, the first visible one (hidden before it: {}); choose another with --sheet",
-                quoted(&hidden)
-            ));
+            notices.push(super::InputNotice::FirstVisibleSheet {
+                sheet: sheet_name.clone(),
+                hidden,
+            });
         }
         // Read before the cells, so its working memory (16 bytes a styled
         // cell) is freed before the sheet's is taken. Unreadable styles
@@ -216,7 +216,7 @@ impl RowSource for WorkbookSource {
         self.header = header;
     }
 
-    fn notices(&self) -> Vec<String> {
+    fn notices(&self) -> Vec<super::InputNotice> {
         self.notices.clone()
     }
 

@@ -9,10 +9,66 @@
 mod en;
 mod fr;
 mod group;
+mod notices_en;
+mod notices_fr;
+mod rules_en;
+mod rules_fr;
+#[cfg(test)]
+mod rules_tests;
 mod text;
 
 pub use group::{FRENCH_GROUP, grouped};
 pub use text::Text;
+
+/// Why a row was refused, explained in `language`: one exhaustive `match`
+/// per language (`rules_en`, `rules_fr`), so a rule without its French
+/// sentence does not compile.
+pub fn rule(reason: &crate::validate::reason::Reason, language: Language) -> String {
+    match language {
+        Language::En => rules_en::rule(reason),
+        Language::Fr => rules_fr::rule(reason),
+    }
+}
+
+/// What validation says about a file as a whole (`crate::validate::notice`,
+/// `crate::input::InputNotice`, the header's columns), in `language`: one
+/// exhaustive `match` per language (`notices_en`, `notices_fr`).
+macro_rules! per_language {
+    ($( $(#[$doc:meta])* $name:ident($arg:ident: $ty:ty) );* $(;)?) => {
+        $(
+            $(#[$doc])*
+            pub fn $name($arg: $ty, language: Language) -> String {
+                match language {
+                    Language::En => notices_en::$name($arg),
+                    Language::Fr => notices_fr::$name($arg),
+                }
+            }
+        )*
+    };
+}
+
+per_language! {
+    /// A notice of the reader.
+    input_notice(n: &crate::input::InputNotice);
+    /// A notice of the summary.
+    notice(n: &crate::validate::Notice);
+    /// Why a file cannot be validated.
+    refusal(r: &crate::validate::Refusal);
+    /// Why a header row does not give payrun's columns.
+    columns_error(e: &crate::validate::columns::ColumnsError);
+    /// A line of `validate`'s summary.
+    line(l: &crate::validate::Line<'_>);
+    /// "cannot validate PATH", the context of a reading error.
+    cannot_validate(path: &str);
+}
+
+/// Headers as listed in a message, and how many more.
+pub fn listed(list: &[String], more: usize, language: Language) -> String {
+    match language {
+        Language::En => notices_en::listed(list, more),
+        Language::Fr => notices_fr::listed(list, more),
+    }
+}
 
 /// A language of the human-facing outputs. English by default; French
 /// for the French-speaking payroll offices payrun serves.

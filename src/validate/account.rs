@@ -151,6 +151,27 @@ mod tests {
         assert_eq!(account_key("+12", &mut p), "+12");
     }
 
+    /// A character that is neither a digit nor formatting makes an account
+    /// no number, whatever digits it holds: its key is the account as typed
+    /// (formatting removed), and the phone rules are never asked. They would
+    /// drop a trailing `#`, `*`, `,` or `~` and read the number before it,
+    /// making `+2250701100001#` the person paid at `+2250701100001`.
+    #[test]
+    fn a_character_that_is_no_digit_makes_no_number() {
+        let mut p = ci();
+        for (typed, key) in [
+            ("+2250701100001#", "+2250701100001#"),
+            ("+225 07 01 10 00 01*", "+2250701100001*"),
+            ("+2250701100001,1", "+2250701100001,1"),
+            ("+2250701100001~", "+2250701100001~"),
+            ("0701100001#", "0701100001#"),
+            ("07 01 10 00 01 *", "0701100001*"),
+            ("2250701100001#", "2250701100001#"),
+        ] {
+            assert_eq!(account_key(typed, &mut p), key, "{typed}");
+        }
+    }
+
     #[test]
     fn the_provider_gets_numbers_without_separators_and_other_ids_as_given() {
         assert_eq!(provider_form("07 08 12 34 56"), "0708123456");

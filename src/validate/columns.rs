@@ -6,8 +6,57 @@
 //! `[columns]` table for any other header (`"Net à payer" = "amount"`).
 //! Columns payrun does not read are listed, never silently ignored.
 
-use anyhow::{Result, bail};
 use std::collections::BTreeMap;
+use std::fmt;
+
+/// Why a header row does not give payrun's columns, as data; explained per
+/// language in `crate::lang` (`Display`: English).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnsError {
+    /// The config's `[columns]` maps `from` to `to`, not a payrun column.
+    NotAColumn { from: String, to: String },
+    /// Two headers read as `column`, at 1-based positions (quoted
+    /// excerpts of the headers).
+    Twice {
+        column: &'static str,
+        first: String,
+        first_at: usize,
+        second: String,
+        second_at: usize,
+    },
+    /// Required columns missing.
+    Missing {
+        missing: Vec<&'static str>,
+        found: Found,
+        /// Config keys that would provide a default for a missing column.
+        defaults: Vec<&'static str>,
+        /// The first header not read, to map in the example (at most
+        /// [`SHOWN_HEADER_CHARS`] characters).
+        to_map: Option<String>,
+    },
+}
+
+/// The headers of a row missing required columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    EmptyRow,
+    /// Every header is already read: the column is not in the file.
+    AllRead,
+    /// The headers not read (excerpts, at most [`SHOWN_HEADERS`]) and how
+    /// many more.
+    NotRead {
+        shown: Vec<String>,
+        more: usize,
+    },
+}
+
+impl fmt::Display for ColumnsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::lang::columns_error(self, crate::lang::Language::En))
+    }
+}
+
+impl std::error::Error for ColumnsError {}
 
 /// The canonical columns. The discriminant indexes [`Columns`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,17 +263,21 @@ pub fn excerpt(header: &str) -> String {
     crate::output::shown_at_most(header, SHOWN_HEADER_CHARS)
 }
 
-/// Headers as quoted in messages: at most [`SHOWN_HEADERS`] excerpts.
-pub fn listed(headers: &[String]) -> String {
-    let mut list: Vec<String> = headers
+/// Headers as quoted in messages: at most [`SHOWN_HEADERS`] excerpts, and
+/// how many more.
+pub fn shown(headers: &[String]) -> (Vec<String>, usize) {
+    let list = headers
         .iter()
         .take(SHOWN_HEADERS)
         .map(|h| excerpt(h))
         .collect();
-    if headers.len() > SHOWN_HEADERS {
-        list.push(format!("and {} more", headers.len() - SHOWN_HEADERS));
-    }
-    list.join(", ")
+    (list, headers.len().saturating_sub(SHOWN_HEADERS))
+}
+
+/// Headers as quoted in English messages ([`shown`]).
+pub fn listed(headers: &[String]) -> String {
+    let (list, more) = shown(headers);
+    crate::lang::listed(&list, more, crate::lang::Language::En)
 }
 
 /// Where each canonical column sits in the file's rows, and the header text
@@ -246,16 +299,16 @@ impl Columns {
         headers: impl IntoIterator<Item = &'a str>,
         mapping: &BTreeMap<String, String>,
         optional: &[Col],
-    ) -> Result<Columns> {
+    ) -> Result<Columns, ColumnsError> {
         // The [columns] table, keyed by normalized header; its targets must
         // be canonical names.
         let mut mapped: BTreeMap<String, Col> = BTreeMap::new();
         for (from, to) in mapping {
             let Some(col) = canonical(&normalize(to)) else {
-                bail!(
-                    "[columns] maps {from:?} to {to:?}, which is not a payrun column; the columns are: {}",
-                    Col::ALL.map(Col::name).join(", ")
-                );
+                return Err(ColumnsError::NotAColumn {
+                    from: from.clone(),
+                    to: to.clone(),
+                });
             };
             mapped.insert(normalize(from), col);
         }
@@ -277,14 +330,13 @@ impl Columns {
             };
             let slot = col as usize;
             if index[slot].is_some() {
-                bail!(
-                    "two columns are read as `{}`: {} (column {}) and {} (column {}); rename or remove one of them, or map one in the config's [columns] table",
-                    col.name(),
-                    excerpt(&label[slot]),
-                    index[slot].map_or(0, |j| j + 1),
-                    excerpt(header),
-                    i + 1
-                );
+                return Err(ColumnsError::Twice {
+                    column: col.name(),
+                    first: excerpt(&label[slot]),
+                    first_at: index[slot].map_or(0, |j| j + 1),
+                    second: excerpt(header),
+                    second_at: i + 1,
+                });
             }
             index[slot] = Some(i);
             label[slot] = header.to_owned();
@@ -293,7 +345,7 @@ impl Columns {
         let mut required: Vec<Col> = Col::REQUIRED.to_vec();
         required.push(Col::PayoutMethodId);
         required.retain(|c| !optional.contains(c));
-        let missing: Vec<&str> = required
+        let missing: Vec<&'static str> = required
             .iter()
             .filter(|c| index[**c as usize].is_none())
             .map(|c| c.name())
@@ -301,11 +353,12 @@ impl Columns {
         if !missing.is_empty() {
             let unmapped: Vec<String> = unused.iter().map(|(_, h)| h.clone()).collect();
             let found = if found.iter().all(String::is_empty) {
-                "the row is empty".to_owned()
+                Found::EmptyRow
             } else if unmapped.is_empty() {
-                "every header of the file is already read".to_owned()
+                Found::AllRead
             } else {
-                format!("headers not read: {}", listed(&unmapped))
+                let (shown, more) = shown(&unmapped);
+                Found::NotRead { shown, more }
             };
             let mut defaults = Vec::new();
             if missing.contains(&"payout_method_id") {
@@ -314,26 +367,16 @@ impl Columns {
             if missing.contains(&"currency") {
                 defaults.push("default_currency");
             }
-            let extra = if defaults.is_empty() {
-                String::new()
-            } else {
-                format!(" (or set {} in the config)", defaults.join(" and "))
-            };
             // An example mapping only with a header left to map: every
             // header read already means the column is not in the file.
-            let fix = match unmapped.first() {
-                Some(h) => format!(
-                    "Rename the header in the file, or map it in the [columns] table of the config file (payrun.toml in the folder you run payrun from, or the file given with --config), e.g. {:?} = \"{}\"",
-                    h.chars().take(SHOWN_HEADER_CHARS).collect::<String>(),
-                    missing[0]
-                ),
-                None => format!("Add a {} column to the file", missing[0]),
-            };
-            bail!(
-                "missing required column{} {}{extra}; {found}. {fix}",
-                if missing.len() > 1 { "s" } else { "" },
-                missing.join(", "),
-            );
+            return Err(ColumnsError::Missing {
+                missing,
+                found,
+                defaults,
+                to_map: unmapped
+                    .first()
+                    .map(|h| h.chars().take(SHOWN_HEADER_CHARS).collect()),
+            });
         }
         Ok(Columns {
             index,
@@ -371,7 +414,11 @@ mod tests {
         "beneficiary_lastname",
     ];
 
-    fn resolve(headers: &[&str], mapping: &[(&str, &str)], pm: bool) -> Result<Columns> {
+    fn resolve(
+        headers: &[&str],
+        mapping: &[(&str, &str)],
+        pm: bool,
+    ) -> Result<Columns, ColumnsError> {
         let map = mapping
             .iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))

@@ -1,9 +1,10 @@
 //! The rules for single fields other than the amount: text length and
 //! control characters, identifiers, currency codes, e-mail addresses and
 //! phone numbers. Each rule is a pure function returning the cleaned value or
-//! a message saying what is wrong and how to fix it; the caller adds the row,
-//! the column and the value.
+//! the [`Reason`] it refuses it (explained per language in `crate::lang`);
+//! the caller adds the row, the column and the value.
 
+use super::reason::{IdKey, Name, Reason};
 use phonenumber::country;
 
 /// Longest identifier (transaction id, account id, payout method id). The
@@ -32,26 +33,23 @@ pub fn clean(raw: &str) -> &str {
 
 /// A free-text field: at most `max` characters, no control characters
 /// (line breaks and tabs break the provider's records and the reports).
-pub fn text(value: &str, max: usize) -> Result<(), String> {
+pub fn text(value: &str, max: usize) -> Result<(), Reason> {
     if let Some(c) = value.chars().find(|c| c.is_control()) {
-        return Err(format!(
-            "the text contains a control character ({}): remove line breaks, tabs and other invisible characters",
-            c.escape_unicode()
-        ));
+        return Err(Reason::ControlCharacter {
+            escaped: c.escape_unicode().to_string(),
+        });
     }
     let len = value.chars().count();
     if len > max {
-        return Err(format!(
-            "the text is {len} characters long; at most {max} are accepted: shorten it"
-        ));
+        return Err(Reason::TextTooLong { len, max });
     }
     Ok(())
 }
 
 /// A required text field.
-pub fn required_text(value: &str, max: usize, what: &str) -> Result<(), String> {
+pub fn required_text(value: &str, max: usize, what: Name) -> Result<(), Reason> {
     if value.is_empty() {
-        return Err(format!("{what} is required: fill it in"));
+        return Err(Reason::NameRequired(what));
     }
     text(value, max)
 }
@@ -59,34 +57,27 @@ pub fn required_text(value: &str, max: usize, what: &str) -> Result<(), String> 
 /// An identifier sent to the provider: printable ASCII without spaces, at
 /// most [`MAX_ID_LEN`] characters. Non-ASCII look-alikes (a Cyrillic `о`, a
 /// non-breaking space) in an id are a classic source of "not found" errors.
-pub fn identifier(value: &str, what: &str) -> Result<(), String> {
+pub fn identifier(value: &str, what: IdKey) -> Result<(), Reason> {
     if value.is_empty() {
-        return Err(format!("{what} is required: fill it in"));
+        return Err(Reason::IdRequired(what));
     }
     // A spreadsheet's text marker (or payrun's own formula guard, which a
     // file payrun wrote is read without): never part of an account or an
     // id, and read as one it would silently name another.
     if value.starts_with('\'') {
-        return Err(format!(
-            "{what} starts with ', a spreadsheet program's text marker, not part of an \
-             identifier: remove the ' (payrun reads its own failed.csv and rejected.csv without it)"
-        ));
+        return Err(Reason::IdTextMarker(what));
     }
     if let Some(c) = value.chars().find(|c| !c.is_ascii_graphic()) {
-        let shown = if c == ' ' {
-            "a space".to_owned()
-        } else {
-            format!("`{}` ({})", c.escape_debug(), c.escape_unicode())
-        };
-        return Err(format!(
-            "{what} may hold only letters A-Z, digits and ASCII punctuation, and it contains {shown}: retype it without that character"
-        ));
+        return Err(Reason::IdCharacter {
+            id: what,
+            character: (c != ' ').then_some(c),
+        });
     }
     if value.len() > MAX_ID_LEN {
-        return Err(format!(
-            "{what} is {} characters long; at most {MAX_ID_LEN} are accepted: check that the cell holds one identifier",
-            value.len()
-        ));
+        return Err(Reason::IdTooLong {
+            id: what,
+            len: value.len(),
+        });
     }
     Ok(())
 }
@@ -108,60 +99,47 @@ const WITHDRAWN: [&str; 3] = ["STD", "VEF", "LTL"];
 /// a number of minor-unit digits (so not `XXX`, `XAU`, fund codes or
 /// withdrawn currencies). Returns the upper-case code and that number of
 /// digits.
-pub fn currency(value: &str) -> Result<(&'static str, u16), String> {
+pub fn currency(value: &str) -> Result<(&'static str, u16), Reason> {
     if value.is_empty() {
-        return Err("the currency is required: write its ISO 4217 code, e.g. XOF, KES, USD".into());
+        return Err(Reason::CurrencyRequired);
     }
     let upper = value.to_ascii_uppercase();
     if NOT_FOR_PAYMENT.contains(&upper.as_str()) || WITHDRAWN.contains(&upper.as_str()) {
-        return Err(format!(
-            "{upper} is a fund, accounting or withdrawn ISO 4217 code, not a currency payouts can be made in: write the code of the currency paid, e.g. EUR instead of HRK, SLE instead of SLL, BOB instead of BOV"
-        ));
+        return Err(Reason::CurrencyNotForPayment { code: upper });
     }
     match iso_currency::Currency::from_code(&upper) {
         Some(c) => match c.exponent() {
             Some(exp) => Ok((c.code(), exp)),
-            None => Err(format!(
-                "{} ({}) is not a currency payouts can be made in: write the ISO 4217 code of a real currency, e.g. XOF, KES, USD",
-                c.code(),
-                c.name()
-            )),
+            None => Err(Reason::CurrencyNoMinorUnit {
+                code: c.code().to_owned(),
+                name: c.name().to_owned(),
+            }),
         },
-        None => Err(
-            "not an ISO 4217 currency code: write the three-letter code, e.g. XOF (CFA franc), GHS (cedi), KES, NGN, EUR, USD"
-                .into(),
-        ),
+        None => Err(Reason::CurrencyUnknown),
     }
 }
 
 /// A plausible e-mail address: one `@`, a local part and a dotted domain of
 /// letters, digits and hyphens, no spaces. Plausible, not deliverable:
 /// only the recipient's server can tell that.
-pub fn email(value: &str) -> Result<(), String> {
-    const FIX: &str = "write one address like name@example.com";
+pub fn email(value: &str) -> Result<(), Reason> {
     if value.chars().count() > MAX_EMAIL_LEN {
-        return Err(format!(
-            "the address is longer than {MAX_EMAIL_LEN} characters: {FIX}"
-        ));
+        return Err(Reason::EmailTooLong);
     }
     let Some((local, domain)) = value.split_once('@') else {
-        return Err(format!("the address has no `@`: {FIX}"));
+        return Err(Reason::EmailNoAt);
     };
     if local.is_empty() || domain.is_empty() || domain.contains('@') {
-        return Err(format!("not an e-mail address: {FIX}"));
+        return Err(Reason::EmailNotAnAddress);
     }
     if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!(
-            "the address contains a space: {FIX} (one address per cell)"
-        ));
+        return Err(Reason::EmailSpace);
     }
     if value.contains([',', ';', '<', '>', '(', ')', '[', ']', '\\', '"']) {
-        return Err(format!(
-            "the address contains a character addresses cannot hold: {FIX} (one address per cell)"
-        ));
+        return Err(Reason::EmailCharacter);
     }
     if local.starts_with('.') || local.ends_with('.') || local.contains("..") {
-        return Err(format!("the part before `@` has a misplaced dot: {FIX}"));
+        return Err(Reason::EmailDot);
     }
     let labels: Vec<&str> = domain.split('.').collect();
     let well_formed = labels.len() >= 2
@@ -175,9 +153,7 @@ pub fn email(value: &str) -> Result<(), String> {
             tld.chars().count() >= 2 && !tld.chars().all(|c| c.is_ascii_digit())
         });
     if !well_formed {
-        return Err(format!(
-            "the domain after `@` is not a valid domain (like example.com): {FIX}"
-        ));
+        return Err(Reason::EmailDomain);
     }
     Ok(())
 }
@@ -197,35 +173,21 @@ pub fn phone_region(code: &str) -> Result<country::Id, String> {
 /// Normalises a phone number to E.164 (`+2250701020304`). A number written
 /// without `+` is read in `region`, the config's `default_phone_region`;
 /// without one it cannot be interpreted and is refused.
-pub fn phone(value: &str, region: Option<country::Id>) -> Result<String, String> {
+pub fn phone(value: &str, region: Option<country::Id>) -> Result<String, Reason> {
     let international = value.starts_with('+');
     if !international && region.is_none() {
-        return Err(
-            "the number has no country code: write it in international form, +CC followed by the number (e.g. +2250701020304), or set default_phone_region in the config (e.g. \"CI\")"
-                .into(),
-        );
+        return Err(Reason::PhoneNoCountryCode);
     }
     if value.chars().any(|c| c.is_alphabetic()) {
-        return Err(
-            "a phone number holds digits only (spaces, dots, dashes and brackets are fine): remove the letters and any extension".into(),
-        );
+        return Err(Reason::PhoneLetters);
     }
     let region = if international { None } else { region };
-    let parsed = phonenumber::parse(region, value).map_err(|_| {
-        "not a phone number: write it in international form, e.g. +2250701020304".to_owned()
-    })?;
+    let parsed = phonenumber::parse(region, value).map_err(|_| Reason::PhoneNotANumber)?;
     if !phonenumber::is_valid(&parsed) {
-        let whose = if international {
-            "for its country code".to_owned()
-        } else {
-            format!(
-                "in the default region {:?}",
-                region.map(|r| r.as_ref().to_owned()).unwrap_or_default()
-            )
-        };
-        return Err(format!(
-            "not a valid phone number {whose} (wrong length or prefix): check the digits, and write it in international form +CC... if it is from another country"
-        ));
+        return Err(Reason::PhoneInvalid {
+            region: (!international)
+                .then(|| region.map(|r| r.as_ref().to_owned()).unwrap_or_default()),
+        });
     }
     Ok(parsed.format().mode(phonenumber::Mode::E164).to_string())
 }
@@ -251,6 +213,7 @@ mod tests {
         assert!(
             text("line\nbreak", MAX_TEXT_LEN)
                 .unwrap_err()
+                .to_string()
                 .contains("control character")
         );
         assert!(text("tab\there", MAX_TEXT_LEN).is_err());
@@ -259,11 +222,13 @@ mod tests {
         assert!(
             text(&"é".repeat(101), 100)
                 .unwrap_err()
+                .to_string()
                 .contains("101 characters")
         );
         assert!(
-            required_text("", 10, "the last name")
+            required_text("", 10, super::Name::Last)
                 .unwrap_err()
+                .to_string()
                 .contains("required")
         );
     }
@@ -274,11 +239,13 @@ mod tests {
         assert!(
             identifier("", "account_id")
                 .unwrap_err()
+                .to_string()
                 .contains("required")
         );
         assert!(
             identifier("12 34", "account_id")
                 .unwrap_err()
+                .to_string()
                 .contains("a space")
         );
         // Cyrillic small o in place of a Latin o.
@@ -286,10 +253,13 @@ mod tests {
         assert!(
             identifier(&"x".repeat(65), "transaction_id")
                 .unwrap_err()
+                .to_string()
                 .contains("65 characters")
         );
         assert!(identifier(&"x".repeat(64), "transaction_id").is_ok());
-        let e = identifier("'+2250700000001", "account_id").unwrap_err();
+        let e = identifier("'+2250700000001", "account_id")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("account_id starts with '"), "{e}");
         assert!(identifier("pay'1", "transaction_id").is_ok());
     }
@@ -299,12 +269,18 @@ mod tests {
         assert_eq!(currency("XOF").unwrap(), ("XOF", 0));
         assert_eq!(currency("usd").unwrap(), ("USD", 2));
         assert_eq!(currency("KWD").unwrap(), ("KWD", 3));
-        assert!(currency("").unwrap_err().contains("required"));
-        assert!(currency("CFA").unwrap_err().contains("ISO 4217"));
+        assert!(currency("").unwrap_err().to_string().contains("required"));
+        assert!(
+            currency("CFA")
+                .unwrap_err()
+                .to_string()
+                .contains("ISO 4217")
+        );
         assert!(currency("US$").is_err());
         assert!(
             currency("XAU")
                 .unwrap_err()
+                .to_string()
                 .contains("not a currency payouts")
         );
         assert!(currency("XXX").is_err());
@@ -313,7 +289,12 @@ mod tests {
         ] {
             assert!(currency(code).is_err(), "{code}");
         }
-        assert!(currency("hrk").unwrap_err().contains("withdrawn"));
+        assert!(
+            currency("hrk")
+                .unwrap_err()
+                .to_string()
+                .contains("withdrawn")
+        );
         assert_eq!(currency("SLE").unwrap().0, "SLE");
     }
 
@@ -358,6 +339,7 @@ mod tests {
         assert!(
             phone("+225 12", None)
                 .unwrap_err()
+                .to_string()
                 .contains("not a valid phone number")
         );
         assert!(phone("+225 07 CALL ME", None).is_err());
@@ -366,7 +348,7 @@ mod tests {
 
     #[test]
     fn phone_national_needs_region() {
-        let err = phone("0701020304", None).unwrap_err();
+        let err = phone("0701020304", None).unwrap_err().to_string();
         assert!(
             err.contains("+CC") && err.contains("default_phone_region"),
             "{err}"

@@ -34,7 +34,7 @@ pub fn open_payroll(
     path: &Path,
     sheet: Option<&str>,
     cfg: &Config,
-) -> Result<(Box<dyn RowSource>, Option<String>)> {
+) -> Result<(Box<dyn RowSource>, Option<input::InputNotice>)> {
     let optional = optional_columns(cfg);
     let is_header = |r: &csv::StringRecord| {
         columns::Columns::resolve(r.iter(), &cfg.columns, &optional).is_ok()
@@ -42,7 +42,7 @@ pub fn open_payroll(
     let encoding = cfg.encoding.as_deref();
     match header::open_at_header(path, sheet, encoding, &is_header)? {
         Some(opened) => {
-            let notice = header::preamble_notice(&opened.preamble, opened.source.header().row);
+            let notice = header::preamble_skipped(&opened.preamble, opened.source.header().row);
             Ok((opened.source, notice))
         }
         None => Ok((input::open(path, sheet, encoding)?, None)),

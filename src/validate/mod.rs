@@ -14,12 +14,16 @@ pub mod columns;
 pub mod fields;
 pub mod header;
 mod ids;
+pub mod notice;
 pub mod number;
-mod numeric;
+pub(crate) mod numeric;
 pub mod phone;
+pub mod reason;
 mod row;
 mod sheet;
 
+pub use notice::{Line, Notice, Refusal};
+pub use reason::Reason;
 pub use row::Validator;
 use sheet::{Totals, skip_rule, totals_row};
 
@@ -63,7 +67,11 @@ pub struct FieldError {
     pub row: u64,
     pub column: String,
     pub value: String,
+    /// The reason in English (JSON output and logs keep it stable).
     pub message: String,
+    /// The rule broken, shown in the user's language by [`FieldError::shown_in`].
+    #[serde(skip)]
+    pub reason: Reason,
 }
 
 /// Characters of a value shown in a message: enough to recognise it, short
@@ -88,19 +96,30 @@ impl fmt::Display for FieldError {
 }
 
 impl FieldError {
+    /// The error of `column` (empty for the whole row) holding `value`.
+    pub fn new(row: u64, column: &str, value: &str, reason: Reason) -> FieldError {
+        FieldError {
+            row,
+            column: column.to_owned(),
+            value: value.to_owned(),
+            message: reason.to_string(),
+            reason,
+        }
+    }
+
     /// The sentence in `language`: the row, column and value framed in
-    /// it; the message itself is the rule's own (English still for most
-    /// rules).
+    /// it, the rule explained in it.
     pub fn shown_in(&self, language: crate::lang::Language) -> String {
         let t = language.text();
+        let message = self.reason.shown_in(language);
         if self.column.is_empty() {
-            return (t.row_error)(self.row, &self.message);
+            return (t.row_error)(self.row, &message);
         }
         (t.field_error)(
             self.row,
             &self.column,
             &crate::output::shown_at_most(&self.value, SHOWN_VALUE_CHARS),
-            &self.message,
+            &message,
         )
     }
 }
@@ -153,8 +172,9 @@ pub struct Summary {
     pub repeated: u64,
     /// The first [`MAX_LISTED`] of them: `[row, first row]`.
     pub repeated_rows: Vec<[u64; 2]>,
-    /// How the file was read, as sentences ("read as Windows-1252").
-    pub notices: Vec<String>,
+    /// How the file was read ("read as Windows-1252"); in the JSON
+    /// output, the English sentences.
+    pub notices: Vec<Notice>,
     /// A totals row at the bottom of the sheet, used as a control total
     /// (never paid): its row and amount.
     pub control_total: Option<ControlTotal>,
@@ -181,56 +201,46 @@ pub fn scan(
     opts: &ScanOptions,
     mut on_row: impl FnMut(RowOutcome<'_>) -> Result<()>,
 ) -> Result<Summary> {
+    let language = opts.language;
+    let shown_path = path.display().to_string();
     let (mut source, preamble) = header::open_payroll(path, opts.sheet.as_deref(), cfg)?;
     let unknown = source.hidden_rows_unknown();
     if let Some(ext) = &unknown
         && !opts.assume_no_hidden_rows
     {
-        anyhow::bail!(
-            "{}: payrun cannot tell which rows of a .{ext} workbook are hidden or filtered out, so it would pay rows nobody sees: save the workbook as .xlsx (or .ods) and give that file, or, after checking in the spreadsheet program that no row is hidden or filtered, pass --assume-no-hidden-rows",
-            path.display()
-        );
+        return Err(Refusal::HiddenUnknown {
+            path: shown_path,
+            ext: ext.clone(),
+        }
+        .error(language));
     }
     let hidden = source.hidden_rows();
     if !hidden.is_empty() && !opts.skip_hidden_rows {
-        let named: Vec<String> = hidden
-            .iter()
-            .take(MAX_HIDDEN_NAMED)
-            .map(u64::to_string)
-            .collect();
-        let more = if hidden.len() > MAX_HIDDEN_NAMED {
-            format!(" and {} more", hidden.len() - MAX_HIDDEN_NAMED)
-        } else {
-            String::new()
-        };
-        anyhow::bail!(
-            "{}: {} row{} hidden or filtered out in the spreadsheet, so nobody sees {}: row{} {}{more}; unhide them, delete them, or pass --skip-hidden-rows to leave them out",
-            path.display(),
-            hidden.len(),
-            if hidden.len() == 1 { " is" } else { "s are" },
-            if hidden.len() == 1 { "it" } else { "them" },
-            if hidden.len() == 1 { "" } else { "s" },
-            named.join(", "),
-        );
+        return Err(Refusal::HiddenRows {
+            path: shown_path,
+            count: hidden.len(),
+            named: hidden.iter().take(MAX_HIDDEN_NAMED).copied().collect(),
+        }
+        .error(language));
     }
     let header = source.header();
     let optional = header::optional_columns(cfg);
-    let sheets = source.sheets();
     let columns = columns::Columns::resolve(header.fields.iter(), &cfg.columns, &optional)
-        .map_err(|e| {
-            if sheets.len() > 1 {
-                let list: Vec<String> = sheets.iter().map(|s| columns::excerpt(s)).collect();
-                anyhow::anyhow!(
-                    "{e}. This workbook's worksheets are {}: if the payroll is on another one, choose it with --sheet NAME",
-                    list.join(", ")
-                )
-            } else {
-                e
+        .map_err(|error| {
+            let sheets = source.sheets();
+            Refusal::Columns {
+                path: shown_path.clone(),
+                error: Box::new(error),
+                sheets: if sheets.len() > 1 {
+                    sheets.iter().map(|s| columns::excerpt(s)).collect()
+                } else {
+                    Vec::new()
+                },
             }
-        })
-        .with_context(|| format!("cannot validate {}", path.display()))?;
+            .error(language)
+        })?;
     let skip = match &cfg.skip {
-        Some(rule) => Some(skip_rule(rule, header)?),
+        Some(rule) => Some(skip_rule(rule, header).map_err(|r| r.error(language))?),
         None => None,
     };
     let unused_columns: Vec<String> = columns.unused().iter().map(|(_, h)| h.clone()).collect();
@@ -252,21 +262,19 @@ pub fn scan(
 
     let mut summary = Summary {
         unused_columns,
-        notices: source.notices(),
+        notices: source.notices().into_iter().map(Notice::from).collect(),
         ..Summary::default()
     };
-    summary.notices.extend(preamble);
+    summary.notices.extend(preamble.map(Notice::from));
     if let Some(ext) = &unknown {
-        summary.notices.push(format!(
-            "hidden or filtered rows were not looked for: a .{ext} workbook does not show them to payrun (--assume-no-hidden-rows); save it as .xlsx to have them checked"
-        ));
+        summary
+            .notices
+            .push(Notice::HiddenNotLookedFor { ext: ext.clone() });
     }
     if !hidden.is_empty() {
-        summary.notices.push(format!(
-            "{} row{} hidden or filtered out in the spreadsheet left out (--skip-hidden-rows), listed with the skipped rows",
-            hidden.len(),
-            if hidden.len() == 1 { "" } else { "s" }
-        ));
+        summary.notices.push(Notice::HiddenLeftOut {
+            count: hidden.len(),
+        });
     }
     let mut payees_capped = false;
     // A totals row found, kept until the data ends (used) or another row
@@ -275,7 +283,7 @@ pub fn scan(
     let mut raw = RawRow::default();
     while source
         .next_row(&mut raw)
-        .with_context(|| format!("cannot validate {}", path.display()))?
+        .with_context(|| crate::lang::cannot_validate(&path.display().to_string(), language))?
     {
         summary.rows += 1;
         let hidden_row = hidden.binary_search(&raw.row).is_ok();
@@ -298,15 +306,16 @@ pub fn scan(
             let rejected = Rejected {
                 row: total.row,
                 raw: cells,
-                errors: vec![FieldError {
-                    row: total.row,
-                    column: String::new(),
-                    value: String::new(),
-                    message: format!(
-                        "this row has no payee and its amount ({} {}) is the sum of the rows above, like a totals row, but row {} follows it: a totals row must be the last row of the data; move it to the end or remove it, or fill in the account and the payee if it is a payment",
-                        total.total, total.currency, raw.row
-                    ),
-                }],
+                errors: vec![FieldError::new(
+                    total.row,
+                    "",
+                    "",
+                    Reason::TotalsNotLast {
+                        total: total.total,
+                        currency: total.currency.clone(),
+                        next: raw.row,
+                    },
+                )],
             };
             if let Some(w) = rejected_out.as_mut() {
                 w.write(&rejected)?;
@@ -319,17 +328,12 @@ pub fn scan(
                 pending_total = Some((total, raw.fields.iter().map(str::to_owned).collect()));
                 continue;
             }
-            Totals::Differs(message) => {
+            Totals::Differs(reason) => {
                 summary.rejected += 1;
                 let rejected = Rejected {
                     row: raw.row,
                     raw: raw.fields.iter().map(str::to_owned).collect(),
-                    errors: vec![FieldError {
-                        row: raw.row,
-                        column: String::new(),
-                        value: String::new(),
-                        message,
-                    }],
+                    errors: vec![FieldError::new(raw.row, "", "", reason)],
                 };
                 if let Some(w) = rejected_out.as_mut() {
                     w.write(&rejected)?;
@@ -351,10 +355,9 @@ pub fn scan(
                     row::Repeat::New => {}
                     row::Repeat::NotChecked if !payees_capped => {
                         payees_capped = true;
-                        summary.notices.push(format!(
-                            "repeated payees were looked for in the first {} valid rows only",
-                            row::MAX_PAYEES
-                        ));
+                        summary.notices.push(Notice::PayeesCapped {
+                            max: row::MAX_PAYEES,
+                        });
                     }
                     row::Repeat::NotChecked => {}
                 }
@@ -383,18 +386,19 @@ pub fn scan(
         }
     }
     if let Some((total, _)) = pending_total {
-        summary.notices.push(format!(
-            "row {} is a totals row ({} {}), equal to the sum of the rows above: used as a control total, not paid",
-            total.row, total.total, total.currency
-        ));
+        summary.notices.push(Notice::TotalsRowUsed {
+            row: total.row,
+            total: total.total,
+            currency: total.currency.clone(),
+        });
         summary.control_total = Some(total);
     }
     summary.notices.extend(validator.number_column_notices());
     if summary.rows == 0 {
-        anyhow::bail!(
-            "{} has a header row but no data rows: add one row per payout below the header",
-            path.display()
-        );
+        return Err(Refusal::NoDataRows {
+            path: path.display().to_string(),
+        }
+        .error(language));
     }
     // Every row valid: no file (a header-only file would look like a
     // list to fix); the command says so.
@@ -498,10 +502,8 @@ mod tests {
     #[test]
     fn a_value_is_shown_as_a_person_reads_it() {
         let e = FieldError {
-            row: 4,
-            column: "Montant".into(),
-            value: "496\u{a0}611".into(),
             message: "…".into(),
+            ..FieldError::new(4, "Montant", "496\u{a0}611", super::Reason::Unexplained)
         };
         assert_eq!(e.to_string(), "row 4, column Montant, value \"496 611\": …");
         let long = FieldError {

@@ -8,6 +8,7 @@
 //! column is named in a notice of the summary.
 
 use super::columns::{Col, Columns};
+use super::reason::Reason;
 use crate::input::RawRow;
 
 /// Significant digits a spreadsheet keeps in a number cell.
@@ -24,7 +25,7 @@ const IDENTIFIERS: [Col; 4] = [
 /// An identifier read from a workbook's number cell (field `index` of
 /// `raw`): more than 15 significant digits were rounded by the
 /// spreadsheet, and a fraction or exponent is not an identifier.
-pub fn check(raw: &RawRow, index: Option<usize>, value: &str) -> Result<(), String> {
+pub fn check(raw: &RawRow, index: Option<usize>, value: &str) -> Result<(), Reason> {
     if !index.is_some_and(|i| raw.numeric.contains(&i)) {
         return Ok(());
     }
@@ -34,9 +35,7 @@ pub fn check(raw: &RawRow, index: Option<usize>, value: &str) -> Result<(), Stri
         .filter(u8::is_ascii_digit)
         .count();
     if significant > SPREADSHEET_DIGITS || value.contains('.') {
-        return Err(format!(
-            "the cell is a number, and spreadsheets keep only {SPREADSHEET_DIGITS} significant digits and drop leading zeros, so this may not be the identifier that was typed: format the column as Text and type the identifiers again"
-        ));
+        return Err(Reason::NumberCell);
     }
     Ok(())
 }
@@ -74,26 +73,18 @@ impl NumberColumns {
     }
 
     /// One notice per column recorded.
-    pub fn notices(&self, columns: &Columns) -> Vec<String> {
+    pub fn notices(&self, columns: &Columns) -> Vec<super::Notice> {
         self.seen
             .iter()
             .zip(IDENTIFIERS)
             .filter_map(|(seen, col)| {
                 let (count, first) = (*seen)?;
-                let rows = if count == 1 {
-                    format!("row {first}")
-                } else {
-                    format!("{count} rows, the first row {first}")
-                };
-                let read = if matches!(col, Col::BeneficiaryPhone | Col::SenderPhone) {
-                    " (phone numbers in number cells are read as +digits)"
-                } else {
-                    ""
-                };
-                Some(format!(
-                    "column {:?} holds numbers, not text ({rows}){read}: leading zeros would have been lost and payrun cannot tell; check these identifiers, and format the column as Text",
-                    columns.label(col)
-                ))
+                Some(super::Notice::NumberColumn {
+                    header: columns.label(col).to_owned(),
+                    count,
+                    first,
+                    phone: matches!(col, Col::BeneficiaryPhone | Col::SenderPhone),
+                })
             })
             .collect()
     }
@@ -151,7 +142,11 @@ mod tests {
         seen.record(&raw(2, &cells, &[0, 1, 2, 3], &[2]), &columns);
         seen.record(&raw(3, &cells, &[0, 1, 2], &[2]), &columns);
         seen.record(&raw(4, &cells, &[], &[]), &columns);
-        let notices = seen.notices(&columns);
+        let notices: Vec<String> = seen
+            .notices(&columns)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert_eq!(notices.len(), 2, "{notices:?}");
         assert!(
             notices[0].starts_with(

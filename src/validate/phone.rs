@@ -187,7 +187,7 @@ impl Phones {
     }
 
     /// The number in E.164, or why it is refused and how to fix it.
-    pub fn normalize(&mut self, value: &str) -> Result<String, String> {
+    pub fn normalize(&mut self, value: &str) -> Result<String, super::Reason> {
         if let Some(e164) = self.fast(value) {
             return Ok(e164);
         }
@@ -316,11 +316,13 @@ mod tests {
         assert!(
             p.normalize("+225 12")
                 .unwrap_err()
+                .to_string()
                 .contains("not a valid phone number")
         );
         assert!(
             p.normalize("0701020304")
                 .unwrap_err()
+                .to_string()
                 .contains("default_phone_region")
         );
         let mut ci = Phones::new(Some(fields::phone_region("CI").unwrap()));

@@ -11,6 +11,7 @@ use super::ids::IdSet;
 use super::number::NumberFormat;
 use super::numeric::{self, NumberColumns};
 use super::phone::Phones;
+use super::reason::{Name, Reason};
 use crate::config::{AmountUnit, Config};
 use crate::input::RawRow;
 use crate::payout::{Payout, SenderOverride};
@@ -191,7 +192,7 @@ impl Validator {
 
     /// Notices naming the identifier columns that held number cells
     /// without a zero-padded format (leading zeros may have been lost).
-    pub fn number_column_notices(&self) -> Vec<String> {
+    pub fn number_column_notices(&self) -> Vec<super::Notice> {
         self.number_columns.notices(&self.columns)
     }
 
@@ -200,16 +201,15 @@ impl Validator {
     pub fn check(&mut self, raw: &RawRow) -> Result<Payout, Vec<FieldError>> {
         let mut errors = Vec::new();
         if raw.fields.len() != self.width {
-            errors.push(FieldError {
-                row: raw.row,
-                column: String::new(),
-                value: String::new(),
-                message: format!(
-                    "the row has {} cells but the header has {}, so its values may sit under the wrong columns: put a value that contains the delimiter (often a description with a comma) in double quotes, or remove the extra cells",
-                    raw.fields.len(),
-                    self.width
-                ),
-            });
+            errors.push(FieldError::new(
+                raw.row,
+                "",
+                "",
+                Reason::Misaligned {
+                    cells: raw.fields.len(),
+                    width: self.width,
+                },
+            ));
             return Err(errors);
         }
         self.number_columns.record(raw, &self.columns);
@@ -219,14 +219,15 @@ impl Validator {
         for (i, header) in &self.status_columns {
             let value = raw.fields.get(*i).unwrap_or_default();
             if NOT_TO_PAY.contains(&super::columns::normalize(value).as_str()) {
-                errors.push(FieldError {
-                    row: raw.row,
-                    column: header.clone(),
-                    value: value.to_owned(),
-                    message: format!(
-                        "payrun does not read this column, and it marks the row as not to be paid: remove the row, or add a skip rule to the config so such rows are left out and listed: [skip] column = {header:?}, values = [{value:?}]"
-                    ),
-                });
+                errors.push(FieldError::new(
+                    raw.row,
+                    header,
+                    value,
+                    Reason::NotToPay {
+                        header: header.clone(),
+                        value: value.to_owned(),
+                    },
+                ));
             }
         }
 
@@ -239,20 +240,20 @@ impl Validator {
                 .find(|c| self.columns.index(*c) == Some(*i))
             {
                 broken[col as usize] = true;
-                errors.push(FieldError {
-                    row: raw.row,
-                    column: self.columns.label(col).to_owned(),
-                    value: shown.clone(),
-                    message: if shown.starts_with('=') {
-                        format!(
-                            "the cell holds the formula {shown} but no saved result (the file was written by a program that does not compute formulas): open and save it in a spreadsheet program, or type the value itself"
-                        )
+                errors.push(FieldError::new(
+                    raw.row,
+                    self.columns.label(col),
+                    shown,
+                    if shown.starts_with('=') {
+                        Reason::FormulaWithoutResult {
+                            formula: shown.clone(),
+                        }
                     } else {
-                        format!(
-                            "the cell holds the spreadsheet error {shown}: correct the formula or type the value itself"
-                        )
+                        Reason::CellError {
+                            shown: shown.clone(),
+                        }
                     },
-                });
+                ));
             }
         }
 
@@ -266,17 +267,17 @@ impl Validator {
                 .and_then(|i| raw.fields.get(i))
                 .map_or("", fields::clean)
         };
-        let mut check = |col: Col, result: Result<(), String>| -> bool {
+        let mut check = |col: Col, result: Result<(), Reason>| -> bool {
             match result {
                 Ok(()) => true,
-                Err(message) => {
+                Err(reason) => {
                     if !broken[col as usize] {
-                        errors.push(FieldError {
-                            row: raw.row,
-                            column: columns.label(col).to_owned(),
-                            value: get(col).to_owned(),
-                            message,
-                        });
+                        errors.push(FieldError::new(
+                            raw.row,
+                            columns.label(col),
+                            get(col),
+                            reason,
+                        ));
                     }
                     false
                 }
@@ -295,11 +296,12 @@ impl Validator {
                     )
                     && check(
                         Col::TransactionId,
-                        self.ids.insert(id, raw.row).map_err(|first| {
-                            format!(
-                                "transaction_id {id:?} is already used on row {first}: every payout needs its own id (a repeated id is how the provider recognises a payment already made), so give this row a new one or delete it if it is a duplicate"
-                            )
-                        }),
+                        self.ids
+                            .insert(id, raw.row)
+                            .map_err(|first| Reason::DuplicateId {
+                                id: id.to_owned(),
+                                first,
+                            }),
                     );
                 ok.then(|| id.to_owned())
             }
@@ -335,7 +337,7 @@ impl Validator {
             // Without a valid currency only the syntax can be checked.
             None => {
                 if let Err(e) = amount::check_syntax(amount_text, self.format) {
-                    check(Col::Amount, Err(e.to_string()));
+                    check(Col::Amount, Err(e.into()));
                 }
                 None
             }
@@ -349,7 +351,7 @@ impl Validator {
             ) {
                 Ok(a) => Some(a),
                 Err(e) => {
-                    check(Col::Amount, Err(e.to_string()));
+                    check(Col::Amount, Err(e.into()));
                     None
                 }
             },
@@ -359,10 +361,7 @@ impl Validator {
             "" => match &self.default_payout_method {
                 Some(m) => Some(m.clone()),
                 None => {
-                    check(
-                        Col::PayoutMethodId,
-                        Err("payout_method_id is empty and the config has no default_payout_method_id: fill it in (e.g. the provider's mobile money or bank method id) or set default_payout_method_id in the config".into()),
-                    );
+                    check(Col::PayoutMethodId, Err(Reason::NoPayoutMethod));
                     None
                 }
             },
@@ -378,12 +377,12 @@ impl Validator {
         let firstname = get(Col::BeneficiaryFirstname);
         check(
             Col::BeneficiaryFirstname,
-            fields::required_text(firstname, MAX_NAME_LEN, "the beneficiary's first name"),
+            fields::required_text(firstname, MAX_NAME_LEN, Name::First),
         );
         let lastname = get(Col::BeneficiaryLastname);
         check(
             Col::BeneficiaryLastname,
-            fields::required_text(lastname, MAX_NAME_LEN, "the beneficiary's last name"),
+            fields::required_text(lastname, MAX_NAME_LEN, Name::Last),
         );
 
         let phones = &mut self.phones;
@@ -400,9 +399,9 @@ impl Validator {
                         Err(_) => {
                             check(
                                 col,
-                                Err(format!(
-                                    "the cell is a number, so it holds no `+` and no leading zero, and {p} is not a valid international number: format the column as Text and type the number as +CC..."
-                                )),
+                                Err(Reason::PhoneNumberCell {
+                                    digits: p.to_owned(),
+                                }),
                             );
                             None
                         }
@@ -419,7 +418,7 @@ impl Validator {
         };
         let beneficiary_phone = phone(Col::BeneficiaryPhone);
         let sender_phone = phone(Col::SenderPhone);
-        let mut optional = |col: Col, rule: fn(&str) -> Result<(), String>| -> Option<String> {
+        let mut optional = |col: Col, rule: fn(&str) -> Result<(), Reason>| -> Option<String> {
             match get(col) {
                 "" => None,
                 v => check(col, rule(v)).then(|| v.to_owned()),
@@ -456,12 +455,7 @@ impl Validator {
                 if errors.is_empty() {
                     // Unreachable by construction: a missing piece always
                     // comes with its error. Refuse the row rather than guess.
-                    errors.push(FieldError {
-                        row: raw.row,
-                        column: String::new(),
-                        value: String::new(),
-                        message: "the row could not be validated: please report this".into(),
-                    });
+                    errors.push(FieldError::new(raw.row, "", "", Reason::Unexplained));
                 }
                 Err(errors)
             }

@@ -17,7 +17,7 @@ use rust_decimal::Decimal;
 pub(super) enum Totals {
     Row,
     Matches(ControlTotal),
-    Differs(String),
+    Differs(super::Reason),
 }
 
 /// Cells that name a payee: a row with any of them filled is a payment.
@@ -85,33 +85,33 @@ pub(super) fn totals_row(
             currency: code.to_owned(),
             total: value,
         }),
-        (Some((code, value, sum)), true) => Totals::Differs(format!(
-            "this is a totals row of {value} {code}, but the valid rows above add up to {sum} {code}: a row may be missing, changed or rejected; correct the rows or the total"
-        )),
-        (None, true) => Totals::Differs(
-            "this looks like a totals row, but its amount cannot be compared with the rows above (several currencies, or no amount): remove the row from the file".to_owned(),
-        ),
+        (Some((code, value, sum)), true) => Totals::Differs(super::Reason::TotalsDiffer {
+            total: value,
+            sum,
+            currency: code.to_owned(),
+        }),
+        (None, true) => Totals::Differs(super::Reason::TotalsUncomparable),
         _ => Totals::Row,
     }
 }
 
 /// The `[skip]` rule's column index in `header` and its values, folded.
-pub(super) fn skip_rule(rule: &SkipRule, header: &RawRow) -> Result<(usize, Vec<String>)> {
+pub(super) fn skip_rule(
+    rule: &SkipRule,
+    header: &RawRow,
+) -> Result<(usize, Vec<String>), super::Refusal> {
     let wanted = columns::normalize(&rule.column);
     let Some(i) = header
         .fields
         .iter()
         .position(|h| columns::normalize(h) == wanted)
     else {
-        anyhow::bail!(
-            "the config's [skip] rule names the column {}, which is not a header of the file: write the header as it appears in the file's first row",
-            columns::excerpt(&rule.column)
-        );
+        return Err(super::Refusal::SkipColumn {
+            column: columns::excerpt(&rule.column),
+        });
     };
     if rule.values.is_empty() {
-        anyhow::bail!(
-            "the config's [skip] rule has no values: list the values that mark a row as not to be paid, e.g. values = [\"annulé\", \"non\"]"
-        );
+        return Err(super::Refusal::SkipNoValues);
     }
     Ok((
         i,
@@ -179,7 +179,11 @@ mod tests {
         assert!(rejected.is_empty(), "{rejected:?}");
         let t = summary.control_total.unwrap();
         assert_eq!((t.row, t.total.to_string().as_str()), (3, "95000"));
-        assert!(summary.notices[0].contains("row 3 is a totals row"));
+        assert!(
+            summary.notices[0]
+                .to_string()
+                .contains("row 3 is a totals row")
+        );
         let (summary, _) = run(&[AWA, ",,95000,XOF,,,,,"]);
         assert!(summary.control_total.is_some());
     }
