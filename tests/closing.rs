@@ -572,3 +572,176 @@ fn poll_until_settled_gives_up_at_max_wait_and_exits_3_while_anything_is_open() 
     assert_eq!(slow.ledger().requests.status, 2 * rounds as u64, "{said}");
     assert_eq!(other.ledger().requests.status, 0);
 }
+
+/// Issue 35: with `language = "fr"`, closing the books speaks French —
+/// the statement's settlements, scope, summary and last line, the open
+/// list, `--poll`, and reconciliation.csv's headers and notes (amounts in
+/// them grouped) — while verdicts, states and amount columns stay the
+/// machine's.
+#[test]
+fn closing_the_books_in_french() {
+    use payrun::sandbox::Dialect;
+    let sb = Sandbox::start(SandboxConfig::default());
+    let w = Work::new();
+    w.write(
+        "payrun.toml",
+        &format!("language = \"fr\"\n{NO_SETTLE_WAIT}"),
+    );
+    let accounts = |i: usize| {
+        if i == 0 {
+            "CI000000000503".to_string()
+        } else {
+            account(i)
+        }
+    };
+    let file = w.write("payroll.csv", &xof_payroll(3, accounts));
+    let out = w.run(&file, &sb.base_url(), &["--ambiguous", "hold"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let report = w.report_rows();
+    let tx = |i: usize| col(&report, i, "transaction_id");
+
+    // Open payouts: the advice in French, the summary line too.
+    // (Its stdout is a table for scripts: keys and states stay the
+    // machine's; the advice in it is for people.)
+    let out = reconcile(&w, &[]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let table = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        table.contains("issue inconnue\u{a0}: --statement RELEVÉ"),
+        "{table}"
+    );
+    let mut printed = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        printed.contains("1 paiement(s) pas encore définitif(s)\u{a0}: 1 issue inconnue"),
+        "{printed}"
+    );
+
+    // Row 1's amount differs on the statement (12 345 against 1 001).
+    let fr = statement(&sb, "fr");
+    let lines: Vec<String> = fr
+        .lines()
+        .map(|l| {
+            if l.starts_with(&tx(1)) {
+                l.replace(";1001;", ";12345;")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    w.write("releve.csv", &(lines.join("\n") + "\n"));
+    let out = reconcile(&w, &["--statement", "releve.csv"]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    printed.push_str(&text(&out));
+    for french in [
+        format!(
+            "{}\u{a0}: issue inconnue -> exécuté (relevé ligne 2, lot 1)",
+            tx(0)
+        ),
+        "périmètre\u{a0}: fournisseur".into(),
+        "dans le périmètre 3 paiement(s)".into(),
+        "XOF\u{a0}: rapprochés 2 (2\u{202f}002 XOF)".into(),
+        "différents 1 (1\u{202f}001 XOF)".into(),
+        "1 écart(s)\u{a0}; rapprochement\u{a0}: reconciliation.csv".into(),
+        "sha256 du relevé".into(),
+    ] {
+        assert!(printed.contains(&french), "{french:?} not in\n{printed}");
+    }
+    let body = std::fs::read_to_string(w.path("reconciliation.csv")).unwrap();
+    assert!(
+        body.starts_with("résultat,lot,ligne,id_transaction,état,"),
+        "{body}"
+    );
+    let rows = read_csv(&w.path("reconciliation.csv"));
+    let row1 = rows.iter().find(|r| r[3] == tx(1)).unwrap();
+    assert_eq!(
+        &row1[0], "amount_differs",
+        "the verdict stays the machine's"
+    );
+    assert_eq!(&row1[6], "1001", "amount columns stay plain numbers");
+    assert_eq!(
+        &row1[15],
+        "le relevé indique 12\u{202f}345 XOF, payrun a envoyé 1\u{202f}001 XOF"
+    );
+    let summary = std::fs::read_to_string(w.path("reconciliation.csv.summary.csv")).unwrap();
+    assert!(
+        summary.starts_with("devise,rapprochés_nombre,"),
+        "{summary}"
+    );
+    assert!(summary.contains("XOF,2,2002,1,1001,"), "{summary}");
+
+    // Nothing left open: said in French.
+    let out = reconcile(&w, &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    printed.push_str(&text(&out));
+    assert!(
+        printed.contains("aucun paiement d'issue inconnue, rien en attente"),
+        "{printed}"
+    );
+
+    // `--poll` on processing payouts, in French.
+    let sb = Sandbox::start(SandboxConfig {
+        dialect: Dialect::Pending,
+        ..Default::default()
+    });
+    let w2 = Work::new();
+    w2.write(
+        "payrun.toml",
+        &format!("language = \"fr\"\n{NO_SETTLE_WAIT}"),
+    );
+    let file = w2.write("payroll.csv", &xof_payroll(2, account));
+    let out = w2.run(&file, &sb.base_url(), &[]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let out = reconcile(&w2, &["--poll", "--base-url", &sb.base_url()]);
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    printed.push_str(&text(&out));
+    assert!(
+        text(&out).contains(
+            "2 question(s) au fournisseur\u{a0}; 0 réglé(s)\u{a0}; 2 encore en traitement"
+        ),
+        "{}",
+        text(&out)
+    );
+    let out = reconcile(
+        &w2,
+        &[
+            "--poll",
+            "--until-settled",
+            "--max-wait",
+            "1m",
+            "--base-url",
+            &sb.base_url(),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    printed.push_str(&text(&out));
+    assert!(
+        text(&out).contains("en traitement -> exécuté (état chez le fournisseur\u{a0}:"),
+        "{}",
+        text(&out)
+    );
+    for english in [
+        "unknown",
+        "executed",
+        "processing",
+        "not final",
+        "scope:",
+        "in scope",
+        "statement line",
+        "discrepancy",
+        "reconciliation:",
+        "(summary ",
+        "status call",
+        "settled",
+        "still",
+        "payout(s)",
+        "nothing open",
+        "report of run",
+        "not settled",
+        "provider status",
+    ] {
+        assert!(
+            !printed.contains(english),
+            "English {english:?} in what the clerk read:\n{printed}"
+        );
+    }
+}

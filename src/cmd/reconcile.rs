@@ -103,11 +103,10 @@ pub enum Mark {
 }
 
 pub fn command(args: ReconcileArgs) -> Result<Exit> {
-    let db = super::db::resolve(
-        args.db.as_deref(),
-        &Config::load(args.config.as_deref())?,
-        args.sandbox,
-    )?;
+    let cfg = Config::load(args.config.as_deref())?;
+    let language = cfg.language();
+    let c = language.closing();
+    let db = super::db::resolve(args.db.as_deref(), &cfg, args.sandbox)?;
     let _lock = super::db::lock(&db)?;
     let mut store = super::db::open_existing(&db, "pass --db")?;
     let mut out = std::io::stdout().lock();
@@ -140,14 +139,15 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
         super::db::exclude_workers(&mut store, Some(runs.iter().copied().collect()))?;
         let mut write_error = None;
         lib::mark(&mut store, &args.ids, verdict, &reason, |id, to| {
-            if let Err(e) = writeln!(out, "{id}: unknown -> {to} ({})", reason.trim()) {
+            let to = language.text().state(to.as_str());
+            if let Err(e) = writeln!(out, "{}", (c.marked)(id, to, reason.trim())) {
                 write_error.get_or_insert(e);
             }
         })?;
         if let Some(e) = write_error {
             return Err(e.into());
         }
-        rewrite_reports(&store, runs, &inputs(&args, &db)?);
+        rewrite_reports(&store, runs, &inputs(&args, &db)?, language);
         return Ok(Exit::Ok);
     }
     // Settling payouts: not while a worker may still send.
@@ -161,11 +161,11 @@ pub fn command(args: ReconcileArgs) -> Result<Exit> {
         return poll::command(&args, &db, &mut store, &mut out);
     }
     if !args.resend {
-        return list_open(&store, args.run, &mut out);
+        return list_open(&store, args.run, &mut out, language);
     }
     let unresolved = store.unresolved(args.run)?;
     if unresolved.is_empty() {
-        writeln!(out, "no unknown or processing payouts")?;
+        writeln!(out, "{}", c.nothing_to_resend)?;
         return Ok(Exit::Ok);
     }
     drop(out);
@@ -201,15 +201,22 @@ fn with_reports(store: &Store, run: Option<i64>, files: &Files) -> Result<Files>
 }
 
 /// Lists every payout that is not final (and every unknown one), with what
-/// can be done for it. Exit 3 when there is any.
-fn list_open(store: &Store, run: Option<i64>, out: &mut impl Write) -> Result<Exit> {
+/// can be done for it (in `language`; the keys and states stay the
+/// machine's). Exit 3 when there is any.
+fn list_open(
+    store: &Store,
+    run: Option<i64>,
+    out: &mut impl Write,
+    language: crate::lang::Language,
+) -> Result<Exit> {
+    let c = language.closing();
     let open: Vec<_> = store
         .booked(run)?
         .into_iter()
         .filter(|p| !guard::advice(p.state).is_empty())
         .collect();
     if open.is_empty() {
-        writeln!(out, "no unknown payouts, nothing open")?;
+        writeln!(out, "{}", c.nothing_open)?;
         return Ok(Exit::Ok);
     }
     let mut csv = csv::Writer::from_writer(&mut *out);
@@ -232,7 +239,7 @@ fn list_open(store: &Store, run: Option<i64>, out: &mut impl Write) -> Result<Ex
             safe_cell(&p.account_id).into_owned(),
             p.wire_amount.to_string(),
             safe_cell(&p.currency).into_owned(),
-            guard::advice(p.state).to_string(),
+            (c.advice)(p.state.as_str()).to_string(),
         ])?;
     }
     csv.flush()?;
@@ -241,9 +248,13 @@ fn list_open(store: &Store, run: Option<i64>, out: &mut impl Write) -> Result<Ex
     for p in &open {
         *by_state.entry(p.state).or_insert(0u64) += 1;
     }
-    let counts: Vec<String> = by_state.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    let t = language.text();
+    let counts: Vec<String> = by_state
+        .iter()
+        .map(|(s, n)| (c.count_state)(*n, t.state(s.as_str())))
+        .collect();
     // The summary goes to stderr: stdout stays one CSV table for scripts.
-    eprintln!("{} payout(s) not final: {}", open.len(), counts.join(", "));
+    eprintln!("{}", (c.not_final)(open.len() as u64, &counts.join(", ")));
     Ok(Exit::Incomplete)
 }
 
@@ -262,18 +273,19 @@ fn runs_of(store: &Store, ids: &[String]) -> Result<BTreeSet<i64>> {
 /// Writes each run's recorded report again, so it never says `unknown` for
 /// a payout just settled. The settlement is already committed: a report
 /// that cannot be written (or whose path is now one of `inputs`) is a
-/// warning naming the command that retries it.
-fn rewrite_reports(store: &Store, runs: BTreeSet<i64>, inputs: &Files) {
+/// warning naming the command that retries it. Said in `language`.
+fn rewrite_reports(
+    store: &Store,
+    runs: BTreeSet<i64>,
+    inputs: &Files,
+    language: crate::lang::Language,
+) {
+    let c = language.closing();
     for run in runs {
         match crate::report::rewrite_recorded(store, run, inputs) {
-            Ok(Some(path)) => eprintln!("report of run {run} updated: {}", path.display()),
-            Ok(None) => eprintln!(
-                "run {run} has no recorded report; write one with `payrun report --run {run} --out report.csv`"
-            ),
-            Err(e) => eprintln!(
-                "payrun: warning: the report of run {run} could not be updated ({e:#}); \
-                 write it again with `payrun report --run {run} --out PATH`"
-            ),
+            Ok(Some(path)) => eprintln!("{}", (c.report_updated)(run, &path.display().to_string())),
+            Ok(None) => eprintln!("{}", (c.no_recorded_report)(run)),
+            Err(e) => eprintln!("{}", (c.report_not_updated)(run, &format!("{e:#}"))),
         }
     }
 }
@@ -296,6 +308,8 @@ fn resend(
     store: &mut Store,
     unresolved: Vec<Unresolved>,
 ) -> Result<Exit> {
+    let language = Config::load(args.config.as_deref())?.language();
+    let c = language.closing();
     let client = client(args)?;
     // Never re-send a payout to a provider its run was not made against.
     let mut refused = Vec::new();
@@ -325,7 +339,7 @@ fn resend(
     let mut signals = rt.block_on(async { super::Signals::install() })?;
     rt.spawn(async move {
         signals.stop_requested().await;
-        eprintln!("payrun: stopping after the re-send in flight");
+        eprintln!("{}", c.stopping_resend);
         trigger.fire();
         signals.interrupted().await;
         std::process::exit(Exit::Fatal.code());
@@ -334,16 +348,16 @@ fn resend(
     let mut write_error = None;
     let ended = rt.block_on(lib::resend(store, &client, unresolved, &stop, |line| {
         let note = match (line.settled, &line.refused) {
-            (_, Some(why)) => format!("not re-sent: {why}"),
-            (Some(crate::machine::State::Executed), _) => "executed".into(),
-            (Some(crate::machine::State::Processing), _) => "processing (not final)".into(),
-            (Some(_), _) => "failed".into(),
-            (None, _) => "still unknown".into(),
+            (_, Some(why)) => (c.resent_refused)(why),
+            (Some(crate::machine::State::Executed), _) => c.resent_executed.into(),
+            (Some(crate::machine::State::Processing), _) => c.resent_processing.into(),
+            (Some(_), _) => c.resent_failed.into(),
+            (None, _) => c.resent_unknown.into(),
         };
         if let Err(e) = writeln!(
             out,
-            "{}: {note} ({}: {})",
-            line.transaction_id, line.code, line.message
+            "{}",
+            (c.resent)(&line.transaction_id, &note, &line.code, &line.message)
         ) {
             write_error.get_or_insert(e);
         }
@@ -351,13 +365,9 @@ fn resend(
     if let Some(e) = write_error {
         return Err(e.into());
     }
-    rewrite_reports(store, runs, &inputs(args, db)?);
+    rewrite_reports(store, runs, &inputs(args, db)?, language);
     if ended.interrupted {
-        eprintln!(
-            "payrun: stopped; {} payout(s) not settled. Nothing is left half-sent: run \
-             `payrun reconcile --resend` again to go on",
-            ended.left
-        );
+        eprintln!("{}", (c.resend_stopped)(ended.left));
         return Ok(Exit::Fatal);
     }
     Ok(Exit::complete_if(ended.left == 0))

@@ -6,6 +6,7 @@
 //! amounts from [`Language::amount`]. Machine formats (JSON logs, exit
 //! codes, the English report's column keys) never go through it.
 
+mod closing;
 mod en;
 mod fr;
 mod group;
@@ -17,6 +18,7 @@ mod rules_fr;
 mod rules_tests;
 mod text;
 
+pub use closing::Closing;
 pub use group::{FRENCH_GROUP, grouped};
 pub use text::Text;
 
@@ -50,6 +52,8 @@ macro_rules! per_language {
 per_language! {
     /// A notice of the reader.
     input_notice(n: &crate::input::InputNotice);
+    /// Why the reader cannot read a file.
+    input_error(e: &crate::input::InputError);
     /// A notice of the summary.
     notice(n: &crate::validate::Notice);
     /// Why a file cannot be validated.
@@ -102,6 +106,14 @@ impl Language {
         match self {
             Language::En => &en::TEXT,
             Language::Fr => &fr::TEXT,
+        }
+    }
+
+    /// This language's texts of closing the books (`payrun reconcile`).
+    pub const fn closing(self) -> &'static Closing {
+        match self {
+            Language::En => &closing::EN,
+            Language::Fr => &closing::FR,
         }
     }
 

@@ -6,37 +6,10 @@
 
 use crate::machine::State;
 
-/// What an operator can do about a payout in `state` (empty: nothing to do).
+/// What an operator can do about a payout in `state` (empty: nothing to
+/// do), in English (`lang::Closing::advice` in each language).
 pub fn advice(state: State) -> &'static str {
-    match state {
-        State::Pending => "not sent yet: run the same file again",
-        State::Initiating => {
-            "initiation may have reached the provider: run the same file again \
-             (re-sent under the same id; no money moves)"
-        }
-        State::Initiated => {
-            "initiated, not executed: after approval, run the same file again without --initiate-only"
-        }
-        State::Executing => {
-            "execute may have reached the provider (a run or a `reconcile --resend` is sending \
-             it, or was interrupted doing so): let it finish; if it was interrupted, run the same \
-             file again (held as unknown under ambiguous = hold, re-sent under the same id under \
-             resend), then settle it"
-        }
-        State::Unknown => {
-            "outcome unknown: --statement FILE, --poll, --resend, \
-             or --mark executed|failed ID --reason TEXT"
-        }
-        State::Processing => {
-            "accepted by the provider, not final yet: --poll (when the provider has a status \
-             call), --statement FILE, or --mark executed|failed ID --reason TEXT"
-        }
-        State::SetAside => {
-            "set aside: its attempt budget ran out without a final answer; check it with the \
-             provider (no money moved: it was never executed) and pay it in a new run if due"
-        }
-        _ => "",
-    }
+    (crate::lang::Language::En.closing().advice)(state.as_str())
 }
 
 /// Why an operator's verdict (`--mark`) on the payout `id`, found in
@@ -58,11 +31,22 @@ pub fn mark_refusal(id: &str, state: State) -> String {
 /// Why a statement line or a status answer that would settle a payout
 /// did not: its execute is on its way (`executing`), or another process
 /// changed it between the read and the write.
-pub const IN_FLIGHT: &str = "not settled: its execute is on its way (a run's, or a `payrun \
-     reconcile --resend`); settle it once that ends";
-/// See [`IN_FLIGHT`].
-pub const CHANGED: &str = "not settled: it changed meanwhile (another process or terminal \
-     settled it or is re-sending it); list it again";
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotSettled {
+    InFlight,
+    Changed,
+}
+
+impl NotSettled {
+    /// The sentence for people, in `language`.
+    pub fn describe_in(self, language: crate::lang::Language) -> &'static str {
+        let c = language.closing();
+        match self {
+            NotSettled::InFlight => c.in_flight,
+            NotSettled::Changed => c.changed,
+        }
+    }
+}
 
 /// Why re-sending a payout of a run recorded against `run_provider` to
 /// `target` (the client's base URL) is refused, if it is: the same

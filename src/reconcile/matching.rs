@@ -89,8 +89,43 @@ pub struct Line<'a> {
     /// The state the statement settles the payout in, if it does.
     pub settles: Option<State>,
     /// Why, when the verdict alone does not say (the lines of a duplicate
-    /// and their statuses).
-    pub note: String,
+    /// and their statuses); written in a language by [`Line::note_in`].
+    pub note: Note<'a>,
+}
+
+/// What a line's note says, as data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note<'a> {
+    None,
+    /// The payout was made against another provider.
+    OtherProvider,
+    /// The id's lines (two or more), none of which settles it.
+    Duplicate(Vec<&'a StatementLine>),
+}
+
+impl Line<'_> {
+    /// The note for people reading `language`: a duplicate's lines, a
+    /// payout of another provider, or — when amount or currency differ —
+    /// both sides' amounts, grouped as the language writes them.
+    pub fn note_in(&self, language: crate::lang::Language) -> String {
+        let c = language.closing();
+        match &self.note {
+            Note::OtherProvider => c.note_other_provider.to_string(),
+            Note::Duplicate(lines) => duplicate_note(lines, language),
+            Note::None => match (self.verdict, self.payout, self.statement) {
+                (Verdict::AmountDiffers | Verdict::CurrencyDiffers, Some(p), Some(l)) => {
+                    let amount = |a: Decimal, cur: &str| {
+                        format!("{} {cur}", language.amount(&super::money(a, cur)))
+                    };
+                    (c.note_amount)(
+                        &amount(l.amount, &l.currency),
+                        &amount(p.amount, &p.currency.to_uppercase()),
+                    )
+                }
+                _ => String::new(),
+            },
+        }
+    }
 }
 
 /// Counts and totals of one currency, in the currency's major unit.
@@ -167,23 +202,20 @@ fn one_line(p: &Booked, l: &StatementLine, phones: &mut Phones) -> (Verdict, Opt
 }
 
 /// The lines of a duplicated id, named with their statuses.
-fn duplicate_note(lines: &[&StatementLine]) -> String {
+fn duplicate_note(lines: &[&StatementLine], language: crate::lang::Language) -> String {
     let each: Vec<String> = lines
         .iter()
-        .map(|l| format!("{} {}", l.place(), crate::output::shown(&l.status_word)))
+        .map(|l| {
+            format!(
+                "{} {}",
+                l.place_in(language),
+                crate::output::shown(&l.status_word)
+            )
+        })
         .collect();
     let statuses: std::collections::BTreeSet<StatementStatus> =
         lines.iter().map(|l| l.status).collect();
-    format!(
-        "{} lines for this id{}: {}; it is settled by none of them",
-        lines.len(),
-        if statuses.len() > 1 {
-            ", with conflicting statuses"
-        } else {
-            ""
-        },
-        each.join(", ")
-    )
+    (language.closing().note_duplicate)(lines.len() as u64, statuses.len() > 1, &each.join(", "))
 }
 
 /// Compares `payouts` with `statement`, each payout's reach given by
@@ -213,7 +245,7 @@ pub fn compare<'a>(
                     statement: None,
                     verdict: Verdict::MissingFromStatement,
                     settles: None,
-                    note: String::new(),
+                    note: Note::None,
                 }),
                 Reach::OtherRun | Reach::OutsideDates if sent(p.state) => out_of_scope.push(p),
                 _ => {}
@@ -228,14 +260,13 @@ pub fn compare<'a>(
                     statement: Some(l),
                     verdict: Verdict::OtherProvider,
                     settles: None,
-                    note: "the payout was made against another provider than this statement's"
-                        .into(),
+                    note: Note::OtherProvider,
                 });
             }
             continue;
         }
         if listed.len() > 1 {
-            let note = duplicate_note(listed);
+            let note = Note::Duplicate(listed.clone());
             for l in listed {
                 lines.push(Line {
                     payout: Some(p),
@@ -253,7 +284,7 @@ pub fn compare<'a>(
             statement: Some(listed[0]),
             verdict,
             settles,
-            note: String::new(),
+            note: Note::None,
         });
     }
     for l in statement {
@@ -273,9 +304,9 @@ pub fn compare<'a>(
             },
             settles: None,
             note: if listed.len() > 1 {
-                duplicate_note(listed)
+                Note::Duplicate(listed.clone())
             } else {
-                String::new()
+                Note::None
             },
         });
     }

@@ -35,8 +35,8 @@ pub struct Closed {
     pub settled: Vec<Settled>,
     /// (transaction id, why) of every payout the statement would settle
     /// but did not: its execute is on its way (`executing`), or another
-    /// process changed it meanwhile ([`guard::IN_FLIGHT`], [`guard::CHANGED`]).
-    pub not_settled: Vec<(String, &'static str)>,
+    /// process changed it meanwhile ([`guard::NotSettled`]).
+    pub not_settled: Vec<(String, guard::NotSettled)>,
     /// How many lines did not match.
     pub discrepancies: u64,
     pub summary: BTreeMap<String, Summary>,
@@ -47,7 +47,8 @@ pub struct Closed {
     pub skipped: Vec<String>,
     /// How the statement was read, and what looked wrong in it.
     pub notices: Vec<String>,
-    /// Ids listed more than once: the note naming their lines.
+    /// Ids listed more than once: the note naming their lines, in the
+    /// config's `language`.
     pub duplicates: Vec<(String, String)>,
     pub report: PathBuf,
     pub summary_path: PathBuf,
@@ -60,7 +61,16 @@ pub struct Settled {
     pub run_id: i64,
     pub from: crate::machine::State,
     pub to: crate::machine::State,
-    pub place: String,
+    /// Where on the statement: its sheet (if any) and line.
+    pub sheet: Option<String>,
+    pub line: u64,
+}
+
+impl Settled {
+    /// Where on the statement, in `language` (`line 14`).
+    pub fn place_in(&self, language: crate::lang::Language) -> String {
+        statement::place_in(self.sheet.as_deref(), self.line, language)
+    }
 }
 
 /// Reads the statement at `path`, decides what it speaks about, settles
@@ -105,7 +115,7 @@ pub fn reconcile_statement(
             && line.verdict != Verdict::OtherProvider
             && !not_settled.iter().any(|(id, _)| *id == p.transaction_id)
         {
-            not_settled.push((p.transaction_id.clone(), guard::IN_FLIGHT));
+            not_settled.push((p.transaction_id.clone(), guard::NotSettled::InFlight));
         }
         if let (Some(p), Some(l), Some(to)) = (line.payout, line.statement, line.settles) {
             let reason = format!(
@@ -124,12 +134,13 @@ pub fn reconcile_statement(
                     run_id: p.run_id,
                     from: p.state,
                     to,
-                    place: l.place(),
+                    sheet: l.sheet.clone(),
+                    line: l.line,
                 }),
                 // A re-send claimed it (or another terminal settled it)
                 // since it was read: left to that, and said.
                 Err(e) if crate::store::changed_meanwhile(&e) => {
-                    not_settled.push((p.transaction_id.clone(), guard::CHANGED));
+                    not_settled.push((p.transaction_id.clone(), guard::NotSettled::Changed));
                 }
                 Err(e) => return Err(e),
             }
@@ -140,12 +151,13 @@ pub fn reconcile_statement(
     }
     let c = matching::compare(&booked, reach, &st.lines, &mut phones);
     let summary_path = crate::report::summary_path(out);
-    write::write(out, &summary_path, &c)?;
+    let language = cfg.language();
+    write::write(out, &summary_path, &c, language)?;
     let mut duplicates: Vec<(String, String)> = c
         .lines
         .iter()
         .filter(|l| l.verdict == Verdict::DuplicateInStatement)
-        .filter_map(|l| Some((l.statement?.transaction_id.clone(), l.note.clone())))
+        .filter_map(|l| Some((l.statement?.transaction_id.clone(), l.note_in(language))))
         .collect();
     duplicates.dedup();
     Ok(Closed {

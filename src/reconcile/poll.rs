@@ -64,7 +64,7 @@ pub struct Polled {
     pub settled: Vec<(String, State, State, String)>,
     /// (transaction id, why) of payouts not asked about or not settled:
     /// an execute on its way (`executing`), or changed meanwhile.
-    pub skipped: Vec<(String, &'static str)>,
+    pub skipped: Vec<(String, guard::NotSettled)>,
     /// Payouts asked about that are still not final.
     pub still_open: u64,
     /// Open payouts of runs made against another provider, not asked about.
@@ -86,20 +86,21 @@ pub enum Ended {
     Refused(u16),
 }
 
+impl Ended {
+    /// Why the asking ended, for people reading `language`.
+    pub fn describe_in(&self, language: crate::lang::Language) -> String {
+        let c = language.closing();
+        match self {
+            Ended::Stopped => c.poll_stopped.to_string(),
+            Ended::NoRoute(call) => (c.poll_no_route)(call),
+            Ended::Refused(http) => (c.poll_refused)(*http),
+        }
+    }
+}
+
 impl std::fmt::Display for Ended {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Ended::Stopped => write!(f, "stopped before every payout was final"),
-            Ended::NoRoute(call) => write!(
-                f,
-                "the provider has no status route ({call} answers 404 without its not-found \
-                 code): fix the path of [provider.status_call] in the config"
-            ),
-            Ended::Refused(http) => write!(
-                f,
-                "the provider refused the API key on its status call (HTTP {http})"
-            ),
-        }
+        f.write_str(&self.describe_in(crate::lang::Language::En))
     }
 }
 
@@ -113,7 +114,7 @@ type NotAsked = Vec<(String, String)>;
 fn candidates(
     store: &Store,
     ask: &Ask,
-) -> Result<(Vec<Booked>, Vec<(String, &'static str)>, NotAsked)> {
+) -> Result<(Vec<Booked>, Vec<(String, guard::NotSettled)>, NotAsked)> {
     let runs: std::collections::HashMap<i64, String> = store
         .runs()?
         .into_iter()
@@ -132,7 +133,7 @@ fn candidates(
                 not_asked.push((p.transaction_id, provider));
             }
         } else if p.state == State::Executing {
-            in_flight.push((p.transaction_id, guard::IN_FLIGHT));
+            in_flight.push((p.transaction_id, guard::NotSettled::InFlight));
         } else {
             open.push(p);
         }
@@ -235,7 +236,8 @@ pub async fn poll(
                 // A re-send claimed it (or a terminal settled it) since it
                 // was read: left to that, and said.
                 Err(e) if crate::store::changed_meanwhile(&e) => {
-                    out.skipped.push((p.transaction_id.clone(), guard::CHANGED));
+                    out.skipped
+                        .push((p.transaction_id.clone(), guard::NotSettled::Changed));
                 }
                 Err(e) => return Err(e),
             }

@@ -9,38 +9,15 @@ use crate::output::safe_cell;
 use anyhow::Result;
 use std::path::Path;
 
-/// Header of `reconciliation.csv`.
-pub const RECONCILIATION_HEADER: [&str; 16] = [
-    "result",
-    "run",
-    "row",
-    "transaction_id",
-    "state",
-    "account_id",
-    "amount",
-    "currency",
-    "statement_line",
-    "statement_account",
-    "statement_amount",
-    "statement_currency",
-    "statement_status",
-    "statement_word",
-    "statement_sheet",
-    "note",
-];
+/// Header of `reconciliation.csv` in English, fixed: scripts key on it
+/// (`language = "fr"` gives people French names, as the report does).
+pub const RECONCILIATION_HEADER: [&str; 16] =
+    crate::lang::Language::En.closing().reconciliation_header;
 
-/// Header of `reconciliation.csv.summary.csv`.
-pub const SUMMARY_HEADER: [&str; 9] = [
-    "currency",
-    "matched_count",
-    "matched_total",
-    "differing_count",
-    "differing_total",
-    "missing_count",
-    "missing_total",
-    "out_of_scope_count",
-    "out_of_scope_total",
-];
+/// Header of `reconciliation.csv.summary.csv` in English, fixed.
+pub const SUMMARY_HEADER: [&str; 9] = crate::lang::Language::En
+    .closing()
+    .reconciliation_summary_header;
 
 /// An amount with its currency's ISO 4217 decimals (`1250.50` EUR,
 /// `25000` XOF), as a spreadsheet shows money.
@@ -54,10 +31,17 @@ pub fn money(amount: rust_decimal::Decimal, currency: &str) -> String {
     a.to_string()
 }
 
-pub(super) fn write(out: &Path, summary: &Path, c: &Comparison<'_>) -> Result<()> {
+/// Writes the reconciliation and its summary: headers and notes in
+/// `language`; verdicts, states and amounts as scripts read them.
+pub(super) fn write(
+    out: &Path,
+    summary: &Path,
+    c: &Comparison<'_>,
+    language: crate::lang::Language,
+) -> Result<()> {
     crate::report::write_atomically(out, |f| {
         let mut w = csv::Writer::from_writer(f);
-        w.write_record(RECONCILIATION_HEADER)?;
+        w.write_record(language.closing().reconciliation_header)?;
         for l in &c.lines {
             let (run, row, tx, state, account, amount, currency) = match l.payout {
                 Some(p) => (
@@ -107,7 +91,7 @@ pub(super) fn write(out: &Path, summary: &Path, c: &Comparison<'_>) -> Result<()
                 sst,
                 &safe_cell(sword),
                 &safe_cell(ssheet),
-                &safe_cell(&l.note),
+                &safe_cell(&l.note_in(language)),
             ])?;
         }
         w.flush()?;
@@ -115,7 +99,7 @@ pub(super) fn write(out: &Path, summary: &Path, c: &Comparison<'_>) -> Result<()
     })?;
     crate::report::write_atomically(summary, |f| {
         let mut w = csv::Writer::from_writer(f);
-        w.write_record(SUMMARY_HEADER)?;
+        w.write_record(language.closing().reconciliation_summary_header)?;
         for (cur, s) in &c.summary {
             w.write_record([
                 safe_cell(cur).as_ref(),

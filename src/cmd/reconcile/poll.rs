@@ -68,6 +68,8 @@ pub fn command(
     out: &mut impl Write,
 ) -> Result<Exit> {
     let cfg = Config::load(args.config.as_deref())?;
+    let language = cfg.language();
+    let c = language.closing();
     let wait = if args.until_settled {
         args.max_wait.unwrap_or(DEFAULT_MAX_WAIT)
     } else {
@@ -110,12 +112,12 @@ pub fn command(
         let mut signals = crate::cmd::Signals::install()?;
         let watcher = tokio::spawn(async move {
             signals.stop_requested().await;
-            eprintln!("payrun: stopping after the question in flight");
+            eprintln!("{}", c.stopping_question);
             trigger.fire();
         });
         let polled = poll::poll(store, &client, &limiter, &ask, Some(stop), |p| {
             if args.until_settled || p.round > 1 || p.next.is_some() {
-                eprintln!("{}", settling_line(p));
+                eprintln!("{}", settling_line_in(p, language));
             }
         })
         .await;
@@ -125,23 +127,28 @@ pub fn command(
         }
         polled
     })?;
+    let t = language.text();
     for (tx, from, to, word) in &polled.settled {
         writeln!(
             out,
-            "{}: {from} -> {to} (provider status {})",
-            safe_cell(tx),
-            safe_cell(word)
+            "{}",
+            (c.settled_by_poll)(
+                &safe_cell(tx),
+                t.state(from.as_str()),
+                t.state(to.as_str()),
+                &safe_cell(word)
+            )
         )?;
     }
     for (tx, why) in &polled.skipped {
-        writeln!(out, "{}: {why}", safe_cell(tx))?;
-    }
-    for (tx, provider) in polled.not_asked.iter().take(20) {
         writeln!(
             out,
-            "{}: not asked: its run was made against {provider}",
-            safe_cell(tx)
+            "{}",
+            (c.not_settled)(&safe_cell(tx), why.describe_in(language))
         )?;
+    }
+    for (tx, provider) in polled.not_asked.iter().take(20) {
+        writeln!(out, "{}", (c.not_asked)(&safe_cell(tx), provider))?;
     }
     let runs: BTreeSet<i64> = store
         .booked(args.run)?
@@ -156,17 +163,19 @@ pub fn command(
         .count();
     writeln!(
         out,
-        "{} status call(s); {} settled; {} still processing or unknown ({} not asked: another provider)",
-        polled.asked,
-        polled.settled.len(),
-        left,
-        polled.not_asked.len()
+        "{}",
+        (c.poll_done)(
+            polled.asked,
+            polled.settled.len() as u64,
+            left as u64,
+            polled.not_asked.len() as u64
+        )
     )?;
-    rewrite_reports(store, runs, &super::inputs(args, db)?);
+    rewrite_reports(store, runs, &super::inputs(args, db)?, language);
     match &polled.ended {
-        Some(e @ (Ended::NoRoute(_) | Ended::Refused(_))) => bail!("{e}"),
+        Some(e @ (Ended::NoRoute(_) | Ended::Refused(_))) => bail!("{}", e.describe_in(language)),
         Some(Ended::Stopped) => {
-            eprintln!("payrun: {}", Ended::Stopped);
+            eprintln!("payrun: {}", Ended::Stopped.describe_in(language));
             Ok(Exit::Fatal)
         }
         None => Ok(Exit::complete_if(left == 0)),

@@ -7,6 +7,7 @@
 use super::{ReconcileArgs, rewrite_reports};
 use crate::config::{Config, DateOrder};
 use crate::exit::Exit;
+use crate::lang::Language;
 use crate::output::safe_cell;
 use crate::reconcile::statement::{Day, date};
 use crate::reconcile::{Asked, Closed, Reach, money};
@@ -64,81 +65,98 @@ pub fn command(
     )?;
     // What was not read, and what looked wrong, goes to stderr with the
     // scope: stdout keeps the settlements and the summary table.
+    let language = cfg.language();
+    let (c, t) = (language.closing(), language.text());
     for s in &closed.skipped {
-        eprintln!("skipped: {s}");
+        eprintln!("{}", (c.skipped)(s));
     }
     for n in &closed.notices {
-        eprintln!("note: {n}");
+        eprintln!("{}", (t.note)(n));
     }
-    eprintln!("{}", scope_line(&closed));
+    eprintln!("{}", scope_line(&closed, language));
     for s in &closed.settled {
         writeln!(
             out,
-            "{}: {} -> {} (statement {}, run {})",
-            s.transaction_id, s.from, s.to, s.place, s.run_id
+            "{}",
+            (c.settled_by_statement)(
+                &s.transaction_id,
+                t.state(s.from.as_str()),
+                t.state(s.to.as_str()),
+                &s.place_in(language),
+                s.run_id
+            )
         )?;
     }
     for (tx, why) in &closed.not_settled {
-        writeln!(out, "{}: {why}", safe_cell(tx))?;
-    }
-    for (id, note) in &closed.duplicates {
-        writeln!(out, "{}: not settled: {note}", safe_cell(id))?;
-    }
-    writeln!(out, "{}", crate::reconcile::SUMMARY_HEADER.join(","))?;
-    for (cur, s) in &closed.summary {
         writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{}",
-            safe_cell(cur),
-            s.matched.0,
-            money(s.matched.1, cur),
-            s.differing.0,
-            money(s.differing.1, cur),
-            s.missing.0,
-            money(s.missing.1, cur),
-            s.out_of_scope.0,
-            money(s.out_of_scope.1, cur)
+            "{}",
+            (c.not_settled)(&safe_cell(tx), why.describe_in(language))
         )?;
+    }
+    for (id, note) in &closed.duplicates {
+        writeln!(out, "{}", (c.duplicate_not_settled)(&safe_cell(id), note))?;
+    }
+    let rows: Vec<_> = closed
+        .summary
+        .iter()
+        .map(|(cur, s)| {
+            let cell = |(n, total): (u64, rust_decimal::Decimal)| (n, money(total, cur));
+            (
+                cur.clone(),
+                [
+                    cell(s.matched),
+                    cell(s.differing),
+                    cell(s.missing),
+                    cell(s.out_of_scope),
+                ],
+            )
+        })
+        .collect();
+    for line in (c.summary_lines)(&rows) {
+        writeln!(out, "{line}")?;
     }
     writeln!(
         out,
-        "{} discrepancy(ies); reconciliation: {} (summary {}); statement sha256 {}",
-        closed.discrepancies,
-        closed.report.display(),
-        closed.summary_path.display(),
-        closed.statement_sha256
+        "{}",
+        (c.discrepancies)(
+            closed.discrepancies,
+            &closed.report.display().to_string(),
+            &closed.summary_path.display().to_string(),
+            &closed.statement_sha256
+        )
     )?;
     let runs: BTreeSet<i64> = closed.settled.iter().map(|s| s.run_id).collect();
-    rewrite_reports(store, runs, &inputs);
+    rewrite_reports(store, runs, &inputs, language);
     Ok(Exit::complete_if(closed.discrepancies == 0))
 }
 
-/// What the statement was taken to speak about, in one line.
-fn scope_line(c: &Closed) -> String {
-    let n = |r: Reach| c.reach.get(&r).copied().unwrap_or(0);
-    let provider = match &c.scope.provider {
-        Some(p) => format!("provider {p} (from {})", c.scope.provider_from),
-        None => "no provider: the statement lists none of payrun's payouts and none was named \
-                 ([statement] provider or --base-url), so nothing can be missing from it"
-            .to_owned(),
+/// What the statement was taken to speak about, in one line, in
+/// `language`.
+fn scope_line(closed: &Closed, language: Language) -> String {
+    let c = language.closing();
+    let n = |r: Reach| closed.reach.get(&r).copied().unwrap_or(0);
+    let scope = &closed.scope;
+    let provider = match &scope.provider {
+        Some(p) => (c.scope_provider)(p, (c.scope_source)(scope.provider_from)),
+        None => c.scope_no_provider.to_owned(),
     };
-    let dates = match c.scope.dates {
-        Some((lo, hi)) if lo == Day::MIN => format!(", until {hi} (from {})", c.scope.dates_from),
-        Some((lo, hi)) if hi == Day::MAX => format!(", from {lo} (from {})", c.scope.dates_from),
-        Some((lo, hi)) => format!(", {lo} to {hi} (from {})", c.scope.dates_from),
-        None => ", all dates".to_owned(),
+    let from = (c.scope_source)(scope.dates_from);
+    let dates = match scope.dates {
+        Some((lo, hi)) if lo == Day::MIN => (c.scope_until)(&hi.to_string(), from),
+        Some((lo, hi)) if hi == Day::MAX => (c.scope_from)(&lo.to_string(), from),
+        Some((lo, hi)) => (c.scope_dates)(&lo.to_string(), &hi.to_string(), from),
+        None => c.scope_all_dates.to_owned(),
     };
-    let run = c
-        .scope
-        .run
-        .map_or_else(String::new, |r| format!(", run {r}"));
-    format!(
-        "scope: {provider}{dates}{run}; in scope {} payout(s); out of scope {} (other runs {}, \
-         outside the dates {}); other providers' payouts not compared {}",
+    let run = scope.run.map_or_else(String::new, c.scope_run);
+    (c.scope_line)(
+        &provider,
+        &dates,
+        &run,
         n(Reach::InScope),
         n(Reach::OtherRun) + n(Reach::OutsideDates),
         n(Reach::OtherRun),
         n(Reach::OutsideDates),
-        n(Reach::OtherProvider)
+        n(Reach::OtherProvider),
     )
 }

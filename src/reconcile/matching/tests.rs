@@ -114,14 +114,13 @@ fn an_id_listed_twice_never_settles() {
                 assert_eq!(l.verdict, Verdict::DuplicateInStatement);
                 assert_eq!(l.settles, None, "{first:?} then {second:?} settled {state}");
                 assert_eq!(l.payout.map(|p| p.id), Some(1));
-                assert!(l.note.contains("line 5 \"Échoué\""), "{}", l.note);
-                assert!(l.note.contains("line 9"), "{}", l.note);
-                assert_eq!(
-                    l.note.contains("conflicting"),
-                    first != second,
-                    "{}",
-                    l.note
-                );
+                let note = l.note_in(crate::lang::Language::En);
+                assert!(note.contains("line 5 \"Échoué\""), "{note}");
+                assert!(note.contains("line 9"), "{note}");
+                assert_eq!(note.contains("conflicting"), first != second, "{note}");
+                let fr = l.note_in(crate::lang::Language::Fr);
+                assert!(fr.contains("ligne 5 \"Échoué\""), "{fr}");
+                assert_eq!(fr.contains("contradictoires"), first != second, "{fr}");
             }
         }
     }

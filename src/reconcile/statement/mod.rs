@@ -73,11 +73,19 @@ impl StatementLine {
     /// Where the line is, as the clerk finds it: `line 14`, or `sheet
     /// "Novembre" line 14`.
     pub fn place(&self) -> String {
-        match &self.sheet {
-            Some(s) => format!("sheet {} line {}", shown(s), self.line),
-            None => format!("line {}", self.line),
-        }
+        self.place_in(crate::lang::Language::En)
     }
+
+    /// [`StatementLine::place`] in `language`.
+    pub fn place_in(&self, language: crate::lang::Language) -> String {
+        place_in(self.sheet.as_deref(), self.line, language)
+    }
+}
+
+/// Where a statement line is (its sheet, if any, and line), in `language`.
+pub fn place_in(sheet: Option<&str>, line: u64, language: crate::lang::Language) -> String {
+    let c = language.closing();
+    (c.place)(&sheet.map(shown).unwrap_or_default(), line)
 }
 
 /// A statement read whole: its lines, the file's SHA-256 (which every
