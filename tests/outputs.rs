@@ -696,6 +696,7 @@ fn a_french_payroll_from_init_to_paid_in_french() {
         !w.path("rejets.csv").exists(),
         "no header-only rejected file"
     );
+    let validated = text(&out);
 
     // 4. Initiate, approve (someone else), execute.
     let db = w.db().display().to_string();
@@ -707,7 +708,8 @@ fn a_french_payroll_from_init_to_paid_in_french() {
     };
     let out = run("Awa", &["--initiate-only"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
-    let mut printed = text(&out);
+    let mut printed = validated;
+    printed.push_str(&text(&out));
     let page = std::fs::read_to_string(w.path("approval-run-1.html")).unwrap();
     for french in [
         "<html lang=\"fr\">",
@@ -843,6 +845,12 @@ fn a_french_payroll_from_init_to_paid_in_french() {
         "approved",
         "totalling",
         " now",
+        // validate's summary
+        "Note:",
+        "Columns not read",
+        "rows, ",
+        " rejected",
+        "All rows",
     ] {
         assert!(
             !printed.contains(english),

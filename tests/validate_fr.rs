@@ -296,3 +296,39 @@ fn the_notices_of_the_summary_are_french() {
     assert!(shown.contains("Colonnes non lues\u{a0}: "), "{shown}");
     assert!(!shown.contains("Columns not read"), "{shown}");
 }
+
+/// A file the reader cannot read at all is refused in French too: a quote
+/// never closed, `--sheet` for a CSV file.
+#[test]
+fn an_unreadable_file_is_explained_in_french() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("payrun.toml"), FR_CONFIG).unwrap();
+    std::fs::write(
+        dir.path().join("paie.csv"),
+        "Nom;Prénom;Numéro Mobile Money;Montant\nKoné;Awa;07 08 12 10 10;150 000\n\"Yao;Adjoua;07 08 12 10 11;160 000\n",
+    )
+    .unwrap();
+    let o = validate(dir.path(), &["paie.csv"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let shown = text(&o);
+    assert!(
+        shown.contains("impossible de valider paie.csv: ligne 3 du fichier\u{a0}: un guillemet droit (\") ouvert là n'est jamais refermé"),
+        "{shown}"
+    );
+    assert!(!shown.contains("double quote"), "{shown}");
+    let o = validate(dir.path(), &["paie.csv", "--lang", "en"]);
+    assert!(
+        text(&o).contains(
+            "cannot validate paie.csv: line 3: a double quote (\") opened there is never closed"
+        ),
+        "{}",
+        text(&o)
+    );
+    let o = validate(dir.path(), &["paie.csv", "--sheet", "Paie"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("--sheet \"Paie\" ne s'applique qu'aux classeurs de tableur"),
+        "{}",
+        text(&o)
+    );
+}

@@ -6,7 +6,7 @@
 
 use super::text::{self, QuoteWatch};
 use super::{RawRow, RowSource, is_blank};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use csv::{ByteRecord, StringRecord};
 use std::fs::File;
 use std::io::{Cursor, Read};
@@ -144,10 +144,10 @@ impl CsvSource {
             .next_row(&mut header)
             .with_context(|| format!("cannot read {}", path.display()))?
         {
-            bail!(
-                "{} is empty: expected a header row naming the columns, then one row per payout",
-                path.display()
-            );
+            return Err(super::InputError::EmptyFile {
+                path: path.display().to_string(),
+            }
+            .into());
         }
         src.header = header;
         Ok(src)
@@ -183,9 +183,7 @@ impl RowSource for CsvSource {
             if !more {
                 out.fields = StringRecord::new();
                 if let Some(line) = self.reader.get_ref().open_quote() {
-                    bail!(
-                        "line {line}: a double quote (\") opened there is never closed, so every line after it would be read as one cell: close the quote, or remove it (a value containing a quote must be written inside quotes with the quote doubled: \"5\"\" screen\")"
-                    );
+                    return Err(super::InputError::UnclosedQuote { line }.into());
                 }
                 return Ok(false);
             }
@@ -231,33 +229,35 @@ fn not_utf8(
         + newlines(before);
     let bad = bytes.get(valid).copied().unwrap_or(0);
     let shown = String::from_utf8_lossy(&before[before.len().saturating_sub(30)..]);
-    anyhow::anyhow!(
-        "line {line} (row {row}, field {}) is not valid UTF-8: byte 0x{bad:02X} after {shown:?}. \
-         The file was probably saved in a Windows or Latin-1 encoding (Excel's plain \"CSV\" format): \
-         set encoding = \"windows-1252\" in the config, or save it again as \"CSV UTF-8\"",
-        field + 1
-    )
+    super::InputError::NotUtf8 {
+        line,
+        row,
+        field: field + 1,
+        byte: bad,
+        before: shown.into_owned(),
+    }
+    .into()
 }
 
 /// Refuses workbooks given a CSV name, before the CSV reader turns them
 /// into confusing column errors.
 fn check_is_workbook(head: &[u8], path: &Path) -> Result<()> {
-    let name = path.display();
     if head.starts_with(b"PK\x03\x04") || head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
-        bail!(
-            "{name} is a spreadsheet workbook, not CSV: give it its real extension (.xlsx, .xls or .ods) so it is read as a workbook"
-        );
+        return Err(super::InputError::WorkbookAsCsv {
+            path: path.display().to_string(),
+        }
+        .into());
     }
     Ok(())
 }
 
 /// Refuses decoded text that is clearly not CSV.
 fn check_is_text(head: &[u8], path: &Path) -> Result<()> {
-    let name = path.display();
     if head.contains(&0) {
-        bail!(
-            "{name} contains NUL bytes, so it is not a text CSV file (UTF-16 or a binary file?): save it as \"CSV UTF-8\""
-        );
+        return Err(super::InputError::NulBytes {
+            path: path.display().to_string(),
+        }
+        .into());
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ mod text;
 mod workbook;
 
 pub use delimited::{CsvSource, detect_delimiter};
-pub use notice::InputNotice;
+pub use notice::{InputError, InputNotice};
 pub use workbook::{WorkbookSource, is_workbook};
 
 use anyhow::Result;
@@ -122,10 +122,11 @@ fn open_as_written(
         return Ok(Box::new(WorkbookSource::open(path, sheet)?));
     }
     if let Some(sheet) = sheet {
-        anyhow::bail!(
-            "--sheet {sheet:?} applies only to spreadsheet workbooks (.xlsx, .xls, .ods), and {} is read as CSV",
-            path.display()
-        );
+        return Err(InputError::SheetOfCsv {
+            path: path.display().to_string(),
+            sheet: sheet.to_owned(),
+        }
+        .into());
     }
     Ok(Box::new(CsvSource::open(path, encoding)?))
 }

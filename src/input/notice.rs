@@ -30,3 +30,52 @@ impl fmt::Display for InputNotice {
         f.write_str(&crate::lang::input_notice(self, crate::lang::Language::En))
     }
 }
+
+/// Why the reader cannot read a file at all, as data (the sentence per
+/// language in `crate::lang`; `Display`: English). Errors of the system
+/// or of the workbook libraries stay as they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputError {
+    /// A CSV file without even a header row.
+    EmptyFile { path: String },
+    /// A worksheet without even a header row.
+    EmptySheet { path: String, sheet: String },
+    /// `--sheet` names no worksheet of the workbook.
+    NoSuchSheet {
+        path: String,
+        wanted: String,
+        sheets: Vec<String>,
+    },
+    /// `--sheet` given for a CSV file.
+    SheetOfCsv { path: String, sheet: String },
+    /// A workbook under a CSV name.
+    WorkbookAsCsv { path: String },
+    /// NUL bytes: UTF-16 without a byte-order mark, or a binary file.
+    NulBytes { path: String },
+    /// A quote opened on `line` and never closed.
+    UnclosedQuote { line: u64 },
+    /// Bytes that are not UTF-8 (with `encoding = "utf-8"`): the line,
+    /// row and field (1-based), the byte and the text before it.
+    NotUtf8 {
+        line: u64,
+        row: u64,
+        field: usize,
+        byte: u8,
+        before: String,
+    },
+}
+
+impl InputError {
+    /// The sentence in `language`.
+    pub fn shown_in(&self, language: crate::lang::Language) -> String {
+        crate::lang::input_error(self, language)
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown_in(crate::lang::Language::En))
+    }
+}
+
+impl std::error::Error for InputError {}

@@ -90,11 +90,10 @@ impl WorkbookSource {
                         .iter()
                         .find(|n| n.trim().eq_ignore_ascii_case(wanted.trim()))
                 })
-                .ok_or_else(|| {
-                    anyhow!(
-                        "{name} has no worksheet named {wanted:?}; its worksheets are: {}",
-                        quoted(&names)
-                    )
+                .ok_or_else(|| super::InputError::NoSuchSheet {
+                    path: name.to_string(),
+                    wanted: wanted.to_owned(),
+                    sheets: names.clone(),
                 })?
                 .clone(),
             // The first visible worksheet: a hidden first sheet holds
@@ -161,9 +160,11 @@ impl WorkbookSource {
         };
         let mut header = RawRow::default();
         if !src.next_row(&mut header)? {
-            bail!(
-                "worksheet {sheet_name:?} of {name} is empty: expected a header row naming the columns, then one row per payout"
-            );
+            return Err(super::InputError::EmptySheet {
+                path: name.to_string(),
+                sheet: sheet_name,
+            }
+            .into());
         }
         let first = u64::from(src.first_row) + 1;
         src.hidden = super::hidden::hidden_rows(path, &ext, &sheet_name)
@@ -195,14 +196,6 @@ impl WorkbookSource {
                 .is_none_or(|c| cell_text(c).trim().is_empty())
         })
     }
-}
-
-fn quoted(names: &[String]) -> String {
-    names
-        .iter()
-        .map(|n| format!("{n:?}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 impl RowSource for WorkbookSource {

@@ -52,6 +52,8 @@ macro_rules! per_language {
 per_language! {
     /// A notice of the reader.
     input_notice(n: &crate::input::InputNotice);
+    /// Why the reader cannot read a file.
+    input_error(e: &crate::input::InputError);
     /// A notice of the summary.
     notice(n: &crate::validate::Notice);
     /// Why a file cannot be validated.

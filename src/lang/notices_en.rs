@@ -3,7 +3,7 @@
 //! validated, the header's missing columns and the summary's lines. The
 //! JSON output and the logs carry these sentences.
 
-use crate::input::InputNotice;
+use crate::input::{InputError, InputNotice};
 use crate::validate::columns::{Col, ColumnsError, Found};
 use crate::validate::notice::{Line, Notice, Refusal, SkippedBy};
 
@@ -238,6 +238,55 @@ pub(super) fn line(l: &Line<'_>) -> String {
                 .collect::<Vec<_>>()
                 .join(", "),
             if *more { ", ..." } else { "" }
+        ),
+    }
+}
+
+/// Names as listed in a message: `"Paie", "Primes"`.
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("{n:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(super) fn input_error(e: &InputError) -> String {
+    match e {
+        InputError::EmptyFile { path } => format!(
+            "{path} is empty: expected a header row naming the columns, then one row per payout"
+        ),
+        InputError::EmptySheet { path, sheet } => format!(
+            "worksheet {sheet:?} of {path} is empty: expected a header row naming the columns, then one row per payout"
+        ),
+        InputError::NoSuchSheet {
+            path,
+            wanted,
+            sheets,
+        } => format!(
+            "{path} has no worksheet named {wanted:?}; its worksheets are: {}",
+            quoted(sheets)
+        ),
+        InputError::SheetOfCsv { path, sheet } => format!(
+            "--sheet {sheet:?} applies only to spreadsheet workbooks (.xlsx, .xls, .ods), and {path} is read as CSV"
+        ),
+        InputError::WorkbookAsCsv { path } => format!(
+            "{path} is a spreadsheet workbook, not CSV: give it its real extension (.xlsx, .xls or .ods) so it is read as a workbook"
+        ),
+        InputError::NulBytes { path } => format!(
+            "{path} contains NUL bytes, so it is not a text CSV file (UTF-16 or a binary file?): save it as \"CSV UTF-8\""
+        ),
+        InputError::UnclosedQuote { line } => format!(
+            "line {line}: a double quote (\") opened there is never closed, so every line after it would be read as one cell: close the quote, or remove it (a value containing a quote must be written inside quotes with the quote doubled: \"5\"\" screen\")"
+        ),
+        InputError::NotUtf8 {
+            line,
+            row,
+            field,
+            byte,
+            before,
+        } => format!(
+            "line {line} (row {row}, field {field}) is not valid UTF-8: byte 0x{byte:02X} after {before:?}. The file was probably saved in a Windows or Latin-1 encoding (Excel's plain \"CSV\" format): set encoding = \"windows-1252\" in the config, or save it again as \"CSV UTF-8\""
         ),
     }
 }

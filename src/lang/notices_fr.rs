@@ -5,7 +5,7 @@
 //! montants écrits à la française par [`Language::amount`].
 
 use super::Language;
-use crate::input::InputNotice;
+use crate::input::{InputError, InputNotice};
 use crate::validate::columns::{Col, ColumnsError, Found};
 use crate::validate::notice::{Line, Notice, Refusal, SkippedBy};
 
@@ -239,6 +239,55 @@ pub(super) fn line(l: &Line<'_>) -> String {
                 .collect::<Vec<_>>()
                 .join(", "),
             if *more { ", …" } else { "" }
+        ),
+    }
+}
+
+/// Names as listed in a message: `"Paie", "Primes"`.
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("{n:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(super) fn input_error(e: &InputError) -> String {
+    match e {
+        InputError::EmptyFile { path } => format!(
+            "{path} est vide\u{a0}: il faut une ligne d'en-tête qui nomme les colonnes, puis une ligne par paiement"
+        ),
+        InputError::EmptySheet { path, sheet } => format!(
+            "la feuille {sheet:?} de {path} est vide\u{a0}: il faut une ligne d'en-tête qui nomme les colonnes, puis une ligne par paiement"
+        ),
+        InputError::NoSuchSheet {
+            path,
+            wanted,
+            sheets,
+        } => format!(
+            "{path} n'a pas de feuille nommée {wanted:?}\u{a0}; ses feuilles sont\u{a0}: {}",
+            quoted(sheets)
+        ),
+        InputError::SheetOfCsv { path, sheet } => format!(
+            "--sheet {sheet:?} ne s'applique qu'aux classeurs de tableur (.xlsx, .xls, .ods), et {path} est lu comme un fichier CSV"
+        ),
+        InputError::WorkbookAsCsv { path } => format!(
+            "{path} est un classeur de tableur, pas un fichier CSV\u{a0}: donnez-lui sa vraie extension (.xlsx, .xls ou .ods) pour qu'il soit lu comme un classeur"
+        ),
+        InputError::NulBytes { path } => format!(
+            "{path} contient des octets NUL, ce n'est donc pas un fichier texte CSV (de l'UTF-16 ou un fichier binaire\u{a0}?)\u{a0}: enregistrez-le au format «\u{a0}CSV UTF-8\u{a0}»"
+        ),
+        InputError::UnclosedQuote { line } => format!(
+            "ligne {line} du fichier\u{a0}: un guillemet droit (\") ouvert là n'est jamais refermé, si bien que toutes les lignes suivantes seraient lues comme une seule cellule\u{a0}: refermez-le ou retirez-le (une valeur qui contient un guillemet s'écrit entre guillemets, le guillemet doublé\u{a0}: \"5\"\" écran\")"
+        ),
+        InputError::NotUtf8 {
+            line,
+            row,
+            field,
+            byte,
+            before,
+        } => format!(
+            "la ligne {line} du fichier (ligne {row}, champ {field}) n'est pas en UTF-8 valide\u{a0}: octet 0x{byte:02X} après {before:?}. Le fichier a sans doute été enregistré dans un encodage Windows ou Latin-1 (le format «\u{a0}CSV\u{a0}» simple d'Excel)\u{a0}: indiquez encoding = \"windows-1252\" dans la configuration, ou enregistrez-le à nouveau au format «\u{a0}CSV UTF-8\u{a0}»"
         ),
     }
 }

@@ -268,7 +268,7 @@ fn french_amounts_are_grouped() {
     );
 }
 
-use crate::input::InputNotice;
+use crate::input::{InputError, InputNotice};
 use crate::validate::columns::{ColumnsError, Found};
 use crate::validate::notice::{Line, Notice, Refusal, SkippedBy};
 
@@ -479,6 +479,58 @@ fn said_about_files() -> Vec<(String, String)> {
             .iter()
             .map(|l| (l.shown_in(Language::En), l.shown_in(Language::Fr))),
     );
+    all.extend(
+        input_errors()
+            .iter()
+            .map(|e| (e.to_string(), e.shown_in(Language::Fr))),
+    );
+    all
+}
+
+fn input_error_variant(e: &InputError) -> usize {
+    match e {
+        InputError::EmptyFile { .. } => 0,
+        InputError::EmptySheet { .. } => 1,
+        InputError::NoSuchSheet { .. } => 2,
+        InputError::SheetOfCsv { .. } => 3,
+        InputError::WorkbookAsCsv { .. } => 4,
+        InputError::NulBytes { .. } => 5,
+        InputError::UnclosedQuote { .. } => 6,
+        InputError::NotUtf8 { .. } => 7,
+    }
+}
+
+fn input_errors() -> Vec<InputError> {
+    let path = || "paie.csv".to_owned();
+    let all = vec![
+        InputError::EmptyFile { path: path() },
+        InputError::EmptySheet {
+            path: path(),
+            sheet: "Paie".into(),
+        },
+        InputError::NoSuchSheet {
+            path: path(),
+            wanted: "Novembre".into(),
+            sheets: vec!["Paie".into(), "Primes".into()],
+        },
+        InputError::SheetOfCsv {
+            path: path(),
+            sheet: "Paie".into(),
+        },
+        InputError::WorkbookAsCsv { path: path() },
+        InputError::NulBytes { path: path() },
+        InputError::UnclosedQuote { line: 3 },
+        InputError::NotUtf8 {
+            line: 4,
+            row: 4,
+            field: 2,
+            byte: 0xE9,
+            before: "Kon".into(),
+        },
+    ];
+    let mut seen = [false; 8];
+    all.iter().for_each(|e| seen[input_error_variant(e)] = true);
+    assert!(seen.iter().all(|s| *s), "{seen:?}");
     all
 }
 

@@ -203,7 +203,8 @@ pub fn scan(
 ) -> Result<Summary> {
     let language = opts.language;
     let shown_path = path.display().to_string();
-    let (mut source, preamble) = header::open_payroll(path, opts.sheet.as_deref(), cfg)?;
+    let (mut source, preamble) = header::open_payroll(path, opts.sheet.as_deref(), cfg)
+        .map_err(|e| in_language(e, language))?;
     let unknown = source.hidden_rows_unknown();
     if let Some(ext) = &unknown
         && !opts.assume_no_hidden_rows
@@ -283,6 +284,7 @@ pub fn scan(
     let mut raw = RawRow::default();
     while source
         .next_row(&mut raw)
+        .map_err(|e| in_language(e, language))
         .with_context(|| crate::lang::cannot_validate(&path.display().to_string(), language))?
     {
         summary.rows += 1;
@@ -408,6 +410,19 @@ pub fn scan(
         w.finish()?;
     }
     Ok(summary)
+}
+
+/// An error of the reader said in `language`: one of its own
+/// ([`crate::input::InputError`]) in that language; any other (the
+/// system's, a workbook library's) as it is. English errors are left
+/// whole, context included.
+fn in_language(e: anyhow::Error, language: crate::lang::Language) -> anyhow::Error {
+    match e.downcast_ref::<crate::input::InputError>() {
+        Some(said) if language != crate::lang::Language::En => {
+            anyhow::Error::msg(said.shown_in(language))
+        }
+        _ => e,
+    }
 }
 
 /// Whether the file at `path` starts with a UTF-8 byte-order mark: the
