@@ -274,6 +274,19 @@ mod tests {
     }
 
     #[test]
+    fn what_to_do_names_the_correction_the_period_and_the_flag() {
+        let text = what_to_do("2026-11");
+        for part in [
+            "a new payment of the difference",
+            "payrun cancel RUN",
+            "--period 2026-11-bonus",
+            "--allow-repeats",
+        ] {
+            assert!(text.contains(part), "{part}: {text}");
+        }
+    }
+
+    #[test]
     fn an_identical_row_of_the_file_is_a_repeat() {
         let got = judge(&awa("1000"), Vec::new(), Some(4));
         assert_eq!(got.len(), 1);

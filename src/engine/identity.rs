@@ -250,12 +250,51 @@ mod tests {
         assert_eq!(at(1_709_164_800), "2024-02");
     }
 
+    /// Every day from 1970 to 2400 (two leap centuries, 2000 and 2400,
+    /// and the common ones between) falls in the month a plain count of
+    /// month lengths gives.
+    #[test]
+    fn every_day_falls_in_its_calendar_month() {
+        let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        let (mut y, mut m, mut d) = (1970_i64, 1_u32, 1_u32);
+        for days in 0..157_420_i64 {
+            assert_eq!(year_month(days), (y, m), "day {days}");
+            let length = match m {
+                2 if leap(y) => 29,
+                2 => 28,
+                4 | 6 | 9 | 11 => 30,
+                _ => 31,
+            };
+            d += 1;
+            if d > length {
+                (d, m) = (1, m + 1);
+                if m > 12 {
+                    (m, y) = (1, y + 1);
+                }
+            }
+        }
+        assert_eq!((y, m, d), (2401, 1, 1));
+        // Through the public function, at the edges of a day.
+        let at = |secs: u64| default_period(UNIX_EPOCH + Duration::from_secs(secs));
+        // 2000-02-29T23:59:59Z, then 2000-03-01.
+        assert_eq!(at(951_868_799), "2000-02");
+        assert_eq!(at(951_868_800), "2000-03");
+        // 2025-12-31T23:59:59Z, then 2026-01-01.
+        assert_eq!(at(1_767_225_599), "2025-12");
+        assert_eq!(at(1_767_225_600), "2026-01");
+    }
+
     #[test]
     fn periods_are_checked() {
         assert_eq!(check_period(" 2026-11 ").unwrap(), "2026-11");
         assert!(check_period("2026-11-bonus").is_ok());
+        assert_eq!(check_period("2026_11.b").unwrap(), "2026_11.b");
         assert!(check_period("").is_err());
+        assert!(check_period("   ").is_err());
         assert!(check_period("nov 2026").is_err());
+        assert!(check_period("2026/11").is_err());
+        let longest = "x".repeat(MAX_PERIOD_LEN);
+        assert_eq!(check_period(&longest).unwrap(), longest);
         assert!(check_period(&"x".repeat(MAX_PERIOD_LEN + 1)).is_err());
     }
 

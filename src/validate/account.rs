@@ -188,6 +188,50 @@ mod tests {
         assert_eq!(provider_form("-"), "-");
     }
 
+    #[test]
+    fn an_account_with_letters_is_no_phone_number() {
+        let mut p = ci();
+        // Letters after a phone number make another account, not that
+        // phone number: the key keeps the account as typed (formatting
+        // removed, upper case).
+        for (typed, key) in [
+            ("+2250701100001AB", "+2250701100001AB"),
+            ("+22507011000ab", "+22507011000AB"),
+            ("+225 07 01 10 00 01 x", "+2250701100001X"),
+            ("0701100001AB", "0701100001AB"),
+            ("2250701100001 b", "2250701100001B"),
+            ("00225 0701100001-C", "002250701100001C"),
+        ] {
+            assert_eq!(account_key(typed, &mut p), key, "{typed}");
+            assert_ne!(account_key(typed, &mut p), "+2250701100001", "{typed}");
+        }
+        // An empty or formatting-only account has an empty key, and a lone
+        // `+` stays a `+`: none of them is a number.
+        for (typed, key) in [("", ""), (" ", ""), ("--", ""), (" / ", ""), ("+", "+")] {
+            assert_eq!(account_key(typed, &mut p), key, "{typed:?}");
+        }
+    }
+
+    #[test]
+    fn only_digits_and_formatting_make_a_number_for_the_provider() {
+        // Formatting without a digit is not a number: only its spaces go.
+        assert_eq!(provider_form("--"), "--");
+        assert_eq!(provider_form(" / "), "/");
+        assert_eq!(provider_form("( )"), "()");
+        assert_eq!(provider_form("."), ".");
+        // A letter anywhere, the first character included, makes an
+        // account that keeps its punctuation.
+        assert_eq!(provider_form("A 12-34"), "A12-34");
+        assert_eq!(provider_form("A12-34"), "A12-34");
+        assert_eq!(provider_form("12-34 B"), "12-34B");
+        // A `+` is a number's sign only as the first character.
+        assert_eq!(provider_form("12+34-56"), "12+34-56");
+        assert_eq!(provider_form("1+2 3"), "1+23");
+        assert_eq!(provider_form("+12-34"), "+1234");
+        // Digits with formatting are a number.
+        assert_eq!(provider_form("1-2"), "12");
+    }
+
     /// Formatting characters a spreadsheet or a person puts in an account.
     fn separator() -> impl Strategy<Value = &'static str> {
         prop::sample::select(vec![
