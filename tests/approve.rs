@@ -427,3 +427,79 @@ fn a_postgres_worker_waits_for_an_approval_given_from_another_desk() {
         .get(0);
     assert_eq!(by, "Kofi");
 }
+
+/// Issue 35: with `language = "fr"`, `approve` lists the run's overrides
+/// in French (a totals row, its amount grouped) and a void approval names
+/// its reasons in French — in `status` and in the run that refuses — with
+/// grouped amounts and no English left.
+#[test]
+fn overrides_and_a_void_approval_are_said_in_french() {
+    let sb = non_idempotent();
+    let w = Work::new();
+    w.write(
+        "payrun.toml",
+        "require_approval = true\nlanguage = \"fr\"\n",
+    );
+    let file = w.write(
+        "paie.csv",
+        &format!(
+            "{HEADER}\n{},95000,XOF,momo,Salaire,Awa,Koné\n{},1500000,XOF,momo,Salaire,Ali,Traoré\n,1595000,XOF,,,TOTAL,\n",
+            account(0),
+            account(1)
+        ),
+    );
+    let url = sb.base_url();
+    let out = run_as(&w, "ama", &file, &url, &["--initiate-only"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let out = payrun_as(&w, "kofi", &["approve", "1", "--yes"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let mut printed = text(&out);
+    assert!(
+        printed.contains(
+            "ligne 4\u{a0}: une ligne de totaux (1\u{202f}595\u{202f}000 XOF) prise comme total de contrôle, non payée"
+        ),
+        "{printed}"
+    );
+    // Ali's amount changed behind payrun's back: the approval is void.
+    let db = rusqlite::Connection::open(w.db()).unwrap();
+    db.execute("UPDATE payouts SET amount = '1600000' WHERE row = 3", [])
+        .unwrap();
+    let status = payrun_as(&w, "kofi", &["status"]);
+    printed.push_str(&text(&status));
+    let out = run_as(&w, "ama", &file, &url, &[]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    printed.push_str(&text(&out));
+    assert_eq!(debits(&sb), 0, "nothing executed after the change");
+    for french in [
+        "caduque",
+        "montant 1\u{202f}500\u{202f}000 approuvés\u{a0}; montant 1\u{202f}600\u{202f}000 maintenant",
+        "XOF\u{a0}: 2 paiement(s) pour 1\u{202f}595\u{202f}000 approuvés, 2 pour 1\u{202f}695\u{202f}000 maintenant",
+    ] {
+        assert!(
+            stdout(&status).contains(french),
+            "{french:?} not in status:\n{}",
+            text(&status)
+        );
+        assert!(
+            stderr(&out).contains(french),
+            "{french:?} not in the run:\n{}",
+            text(&out)
+        );
+    }
+    for english in [
+        "totals row",
+        "control total",
+        "since the approval",
+        " approved, ",
+        " now",
+        "totalling",
+        "is void",
+        "payout(s)",
+        "row 3",
+    ] {
+        assert!(
+            !printed.contains(english),
+            "English {english:?} in what the clerk read:\n{printed}"
+        );
+    }
+}

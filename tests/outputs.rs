@@ -396,6 +396,17 @@ fn init_writes_a_working_start_and_never_overwrites() {
     let w = Work::new();
     let out = payrun(w.dir.path(), &["init", "--lang", "fr"]);
     assert_eq!(code(&out), 0, "{}", text(&out));
+    // What it says is French too (issue 35).
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("écrit\u{a0}: "), "{said}");
+    assert!(
+        said.contains("suite\u{a0}: remplissez payroll-template.csv (ou le .xlsx)"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("wrote ") && !said.contains("next:"),
+        "{said}"
+    );
     let toml = std::fs::read_to_string(w.path("payrun.toml")).unwrap();
     assert!(toml.contains("language = \"fr\"\n"), "{toml}");
     assert!(toml.contains("number_format = \"fr\"\n"), "{toml}");
@@ -435,6 +446,55 @@ fn init_writes_a_working_start_and_never_overwrites() {
     assert!(table.contains("\"Montant\" = \"amount\""), "{table}");
     assert!(table.contains("\"Compte\" = \"account_id\""), "{table}");
     assert!(table.contains("# \"Matricule\" = \"\""), "{table}");
+}
+
+/// Issue 35: `payrun sandbox` and `payrun probe` print in the config's
+/// `language` (or `--lang`); the sandbox's URL stays last on its line.
+#[test]
+fn sandbox_and_probe_speak_the_configs_language() {
+    use std::io::BufRead;
+    let w = Work::new();
+    w.write("payrun.toml", "language = \"fr\"\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_payrun"))
+        .current_dir(w.dir.path())
+        .args(["sandbox", "--listen", "127.0.0.1:0", "--seed", "7"])
+        .env_remove("PAYRUN_SANDBOX_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = || lines.next().unwrap().unwrap();
+    let (first, key, seed) = (next(), next(), next());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        first.starts_with("bac à sable payrun à l'écoute sur http://127.0.0.1:"),
+        "{first}"
+    );
+    assert_eq!(key, "clé d'API\u{a0}: sk_sandbox_test");
+    assert_eq!(seed, "graine\u{a0}: 7");
+
+    let sb = Sandbox::start(SandboxConfig::default());
+    let out = payrun(w.dir.path(), &["probe", "--base-url", &sb.base_url()]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    for french in [
+        "sondage payrun de ",
+        "(paiement d'essai ",
+        "   envoyé\u{a0}:   POST ",
+        "   réponse\u{a0}:  HTTP ",
+        "   constat\u{a0}:  [",
+    ] {
+        assert!(said.contains(french), "{french:?} not in\n{said}");
+    }
+    for english in ["payrun probe of", "sent:", "answer:", "finding:"] {
+        assert!(!said.contains(english), "{english:?} in\n{said}");
+    }
+    // --lang overrides the config.
+    let out = payrun(
+        w.dir.path(),
+        &["probe", "--lang", "en", "--base-url", &sb.base_url()],
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("payrun probe of"));
 }
 
 #[test]
@@ -717,6 +777,34 @@ fn a_french_payroll_from_init_to_paid_in_french() {
     );
     assert!(shown.contains("terminé"), "{shown}");
     printed.push_str(&text(&status));
+    // Closing the month: the provider's statement, then nothing open.
+    let releve = sandbox_statement(&sb, "&lang=fr");
+    w.write("releve.csv", &releve);
+    let out = clerk(
+        &w,
+        "awa",
+        &["reconcile", "--db", &db, "--statement", "releve.csv"],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let shown = text(&out);
+    for french in [
+        "périmètre\u{a0}: fournisseur",
+        "XOF\u{a0}: rapprochés 30 (4\u{202f}935\u{202f}000 XOF)",
+        "0 écart(s)",
+    ] {
+        assert!(shown.contains(french), "{french} not in\n{shown}");
+    }
+    printed.push_str(&shown);
+    let out = clerk(&w, "awa", &["reconcile", "--db", &db]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    printed.push_str(&text(&out));
+    // The approver looks at the run again: French.
+    let out = clerk(
+        &w,
+        "kofi",
+        &["approve", "1", "--as", "Kofi", "--yes", "--db", &db],
+    );
+    printed.push_str(&text(&out));
     // Nothing a person reads in the whole month is left in English.
     for english in [
         "initiated",
@@ -746,6 +834,17 @@ fn a_french_payroll_from_init_to_paid_in_french() {
         "in progress",
         "prepared by",
         "states:",
+        // Closing and approving (issue 35, reconcile and approve).
+        "scope:",
+        "in scope",
+        "matched",
+        "discrepanc",
+        "statement sha256",
+        "nothing open",
+        "not final",
+        "approved",
+        "totalling",
+        " now",
         // validate's summary
         "Note:",
         "Columns not read",

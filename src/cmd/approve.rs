@@ -76,11 +76,11 @@ pub fn command(args: ApproveArgs) -> Result<Exit> {
                 )?;
                 Ok(Exit::Ok)
             }
-            Err(refusal) => refuse(&refusal.to_string()),
+            Err(refusal) => refuse(&refusal.describe_in(language)),
         };
     }
     match record::check_approvable(&facts, &by) {
-        Err(refusal) => return refuse(&refusal.to_string()),
+        Err(refusal) => return refuse(&refusal.describe_in(language)),
         Ok(false) => {
             writeln!(out, "{}", (t.approved_already)(facts.run.id))?;
             return Ok(Exit::Ok);
@@ -106,7 +106,7 @@ pub fn command(args: ApproveArgs) -> Result<Exit> {
             )?;
             Ok(Exit::Ok)
         }
-        Err(refusal) => refuse(&refusal.to_string()),
+        Err(refusal) => refuse(&refusal.describe_in(language)),
     }
 }
 
@@ -165,7 +165,7 @@ pub fn facts_lines(f: &Facts, language: crate::lang::Language) -> Vec<String> {
         ));
     }
     for o in &f.overrides {
-        out.push(format!("  {}", (t.note)(o)));
+        out.push(format!("  {}", (t.note)(&o.describe_in(language))));
     }
     out.push(format!(
         "  {}{}",

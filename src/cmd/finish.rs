@@ -144,7 +144,7 @@ pub fn approval_json(s: &crate::signoff::Standing) -> Value {
         })
     });
     let why = match s {
-        crate::signoff::Standing::Void { why, .. } => why.clone(),
+        crate::signoff::Standing::Void { .. } => s.reasons_in(crate::lang::Language::En),
         crate::signoff::Standing::Revoked { .. } => vec![s.describe()],
         _ => Vec::new(),
     };

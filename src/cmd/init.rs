@@ -87,13 +87,11 @@ pub fn command(args: InitArgs) -> Result<Exit> {
             return Err(e);
         }
     }
+    let t = args.lang.text();
     for path in &created {
-        eprintln!("wrote {}", path.display());
+        eprintln!("{}", (t.init_wrote)(&path.display().to_string()));
     }
-    eprintln!(
-        "next: fill {TEMPLATE_CSV} (or the .xlsx), then `payrun validate {TEMPLATE_CSV}` and \
-         `payrun run {TEMPLATE_CSV} --sandbox` to rehearse"
-    );
+    eprintln!("{}", (t.init_next)(TEMPLATE_CSV));
     Ok(Exit::Ok)
 }
 
@@ -104,24 +102,16 @@ fn from_file(args: &InitArgs, file: &Path) -> Result<Exit> {
     let config = template::config_for_file(args.lang, &headers);
     let path = args.dir.join(CONFIG_FILE);
     let mut out = std::io::stdout().lock();
+    let t = args.lang.text();
+    let (shown_path, shown_file) = (path.display().to_string(), file.display().to_string());
     if path.exists() {
-        writeln!(
-            out,
-            "# {} exists and is left alone: paste this table into it; then check with `payrun validate {}`.",
-            path.display(),
-            file.display()
-        )?;
+        writeln!(out, "{}", (t.init_exists)(&shown_path, &shown_file))?;
     } else {
         std::fs::create_dir_all(&args.dir)
             .with_context(|| format!("cannot create {}", args.dir.display()))?;
         create_new(&path, config.as_bytes(), &mut Vec::new())?;
-        eprintln!("wrote {} for {}", path.display(), file.display());
-        writeln!(
-            out,
-            "# The [columns] table written to {}; next: `payrun validate {}`.",
-            path.display(),
-            file.display()
-        )?;
+        eprintln!("{}", (t.init_wrote_for)(&shown_path, &shown_file));
+        writeln!(out, "{}", (t.init_table_written)(&shown_path, &shown_file))?;
     }
     let table = &config[config.rfind("[columns]\n").unwrap_or(0)..];
     out.write_all(table.as_bytes())?;

@@ -16,6 +16,9 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::help::PROBE)]
 pub struct ProbeArgs {
+    /// The language of what it prints (default: the config's `language`).
+    #[arg(long, value_enum)]
+    pub lang: Option<crate::lang::Language>,
     /// Config file (default: ./payrun.toml if present): base_url, key, profile.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -60,29 +63,30 @@ pub fn command(args: ProbeArgs) -> Result<Exit> {
     };
     let rt = runtime(Threads::Workers(1))?;
     let report = rt.block_on(probe::probe(&client, &settings))?;
+    let t = args.lang.unwrap_or(cfg.language()).text();
+    let [sent, answer, body, profile, finding] = t.probe_labels;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "payrun probe of {} (test payout {}: initiated, never executed)\n",
-        client.base_url(),
-        report.transaction_id
+        "{}\n",
+        (t.probe_heading)(client.base_url(), &report.transaction_id)
     )?;
     for (i, s) in report.steps.iter().enumerate() {
         writeln!(out, "{}. {}", i + 1, s.question)?;
-        writeln!(out, "   sent:     {}", s.request)?;
+        writeln!(out, "   {sent} {}", s.request)?;
         let http = s
             .http
-            .map_or("no answer".to_string(), |h| format!("HTTP {h}"));
+            .map_or(t.probe_no_answer.to_string(), |h| format!("HTTP {h}"));
         let code = s.code.as_deref().unwrap_or("-");
-        writeln!(out, "   answer:   {http}, code {code}")?;
-        writeln!(out, "   body:     {}", s.body)?;
-        writeln!(out, "   profile:  {} ({})", s.class, s.class_code)?;
-        let mark = if s.ok { "ok" } else { "CHECK" };
-        writeln!(out, "   finding:  [{mark}] {}\n", s.finding)?;
+        writeln!(out, "   {answer} {}", (t.probe_answer)(&http, code))?;
+        writeln!(out, "   {body} {}", s.body)?;
+        writeln!(out, "   {profile} {} ({})", s.class, s.class_code)?;
+        let mark = t.probe_marks[usize::from(!s.ok)];
+        writeln!(out, "   {finding} [{mark}] {}\n", s.finding)?;
     }
     match &report.resend {
-        ResendVerdict::Unsafe(why) => writeln!(out, "resend: NOT safe: {why}\n")?,
-        ResendVerdict::Unproven(why) => writeln!(out, "resend: not proven: {why}\n")?,
+        ResendVerdict::Unsafe(why) => writeln!(out, "{}\n", (t.probe_resend_unsafe)(why))?,
+        ResendVerdict::Unproven(why) => writeln!(out, "{}\n", (t.probe_resend_unproven)(why))?,
     }
     writeln!(out, "{}", report.skeleton)?;
     out.flush()?;

@@ -17,6 +17,10 @@ use tokio::net::TcpListener;
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::help::SANDBOX)]
 pub struct SandboxArgs {
+    /// The language of the lines it prints (default: the `language` of
+    /// ./payrun.toml if present, else English).
+    #[arg(long, value_enum)]
+    pub lang: Option<crate::lang::Language>,
     /// Address to listen on (`127.0.0.1:0` picks a free port).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
@@ -214,6 +218,14 @@ pub fn command(args: SandboxArgs) -> anyhow::Result<Exit> {
     }
     let seed = args.seed.unwrap_or_else(rand::random);
     let config = args.to_config(seed)?;
+    // A config that does not read leaves the sandbox in English: it is
+    // not the sandbox's to judge.
+    let t = args
+        .lang
+        .unwrap_or_else(|| {
+            crate::config::Config::load(None).map_or_else(|_| Default::default(), |c| c.language())
+        })
+        .text();
     init_logging(LogFormat::Text, "error");
     runtime(SANDBOX_THREADS)?.block_on(async move {
         let listener = TcpListener::bind(&args.listen)
@@ -224,9 +236,9 @@ pub fn command(args: SandboxArgs) -> anyhow::Result<Exit> {
         // address can stop the sandbox cleanly at once.
         let mut signals = Signals::install()?;
         let mut out = std::io::stdout().lock();
-        writeln!(out, "payrun sandbox listening on http://{addr}")?;
-        writeln!(out, "api key: {}", config.api_key)?;
-        writeln!(out, "seed: {seed}")?;
+        writeln!(out, "{}", (t.sandbox_listening)(&format!("http://{addr}")))?;
+        writeln!(out, "{}", (t.sandbox_key)(&config.api_key))?;
+        writeln!(out, "{}", (t.sandbox_seed)(seed))?;
         out.flush()?;
         drop(out);
         serve(

@@ -268,6 +268,27 @@ pub const TEXT: Text = Text {
         )
     },
     override_more: |n| format!("... and {n} more second payment(s) (`payrun reconcile --audit`)"),
+    void_self_approved: |by, preparer| {
+        format!("{by} approved a run {preparer} prepared: the approver must be someone else")
+    },
+    void_figures: |cur, was_n, was_total, n, total| {
+        format!(
+            "{cur}: {was_n} payout(s) totalling {was_total} approved, {n} totalling {total} now"
+        )
+    },
+    void_left: |row, tx, state| format!("row {row} ({tx}) is {state} since the approval"),
+    void_gone: |row, tx| format!("row {row} ({tx}) is gone since the approval"),
+    void_joined: |row, tx, amount, cur| {
+        format!("row {row} ({tx}, {amount} {cur}) was not approved")
+    },
+    void_altered: |row, tx, was, now| format!("row {row} ({tx}): {was} approved, {now} now"),
+    void_field: |name, value| format!("{name} {value}"),
+    void_more: |n| format!("... and {n} more change(s)"),
+    void_digest: |now, approved| {
+        format!("the payout set's digest is {now} now, {approved} approved")
+    },
+    void_override: |o| format!("an override since the approval: {o}"),
+    void_dropped: |n| format!("{n} approved override(s) no longer recorded"),
     stop_unauthorized: |msg, run| {
         format!(
             "the provider refused the API key ({msg}); nothing more was sent. \
@@ -416,4 +437,61 @@ pub const TEXT: Text = Text {
     summary_notice: "notice: ",
     summary_approval: "approval: ",
     not_approved_yet: "not approved yet",
+    refused_preparer: |run, preparer| {
+        format!(
+            "run {run} was prepared (imported) by {preparer}: the approver must be someone else \
+             (four eyes); ask a colleague to run `payrun approve {run}` as themselves"
+        )
+    },
+    refused_not_initiated: |run, waiting| {
+        format!(
+            "{waiting} payout(s) of run {run} are not initiated yet: finish the initiation \
+             (`payrun run FILE --initiate-only`), then approve the figures it prints"
+        )
+    },
+    refused_empty: |run| format!("run {run} has no initiated payout: there is nothing to approve"),
+    refused_finished: |run| format!("run {run} is finished: there is nothing left to approve"),
+    refused_changed: |run| {
+        format!(
+            "run {run} changed while you were looking at it (a payout was initiated, cancelled or \
+             altered): nothing was recorded; run `payrun approve {run}` again to see it as it is now"
+        )
+    },
+    refused_nothing_to_revoke: |run, standing| {
+        format!("run {run} has no approval to revoke ({standing})")
+    },
+    init_wrote: |p| format!("wrote {p}"),
+    init_next: |csv| {
+        format!(
+            "next: fill {csv} (or the .xlsx), then `payrun validate {csv}` and \
+             `payrun run {csv} --sandbox` to rehearse"
+        )
+    },
+    init_wrote_for: |p, file| format!("wrote {p} for {file}"),
+    init_exists: |p, file| {
+        format!(
+            "# {p} exists and is left alone: paste this table into it; then check with `payrun validate {file}`."
+        )
+    },
+    init_table_written: |p, file| {
+        format!("# The [columns] table written to {p}; next: `payrun validate {file}`.")
+    },
+    sandbox_listening: |url| format!("payrun sandbox listening on {url}"),
+    sandbox_key: |key| format!("api key: {key}"),
+    sandbox_seed: |seed| format!("seed: {seed}"),
+    probe_heading: |url, tx| {
+        format!("payrun probe of {url} (test payout {tx}: initiated, never executed)")
+    },
+    probe_labels: [
+        "sent:    ",
+        "answer:  ",
+        "body:    ",
+        "profile: ",
+        "finding: ",
+    ],
+    probe_no_answer: "no answer",
+    probe_answer: |http, code| format!("{http}, code {code}"),
+    probe_marks: ["ok", "CHECK"],
+    probe_resend_unsafe: |why| format!("resend: NOT safe: {why}"),
+    probe_resend_unproven: |why| format!("resend: not proven: {why}"),
 };

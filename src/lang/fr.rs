@@ -306,6 +306,45 @@ pub const TEXT: Text = Text {
     override_more: |n| {
         format!("... et {n} autre(s) second(s) paiement(s) (`payrun reconcile --audit`)")
     },
+    void_self_approved: |by, preparer| {
+        format!(
+            "{by} a approuvé un lot préparé par {preparer}\u{a0}: l'approbateur doit être quelqu'un d'autre"
+        )
+    },
+    void_figures: |cur, was_n, was_total, n, total| {
+        let fr = super::Language::Fr;
+        format!(
+            "{cur}\u{a0}: {was_n} paiement(s) pour {} approuvés, {n} pour {} maintenant",
+            fr.amount(was_total),
+            fr.amount(total)
+        )
+    },
+    void_left: |row, tx, state| format!("ligne {row} ({tx})\u{a0}: {state} depuis l'approbation"),
+    void_gone: |row, tx| format!("ligne {row} ({tx})\u{a0}: disparue depuis l'approbation"),
+    void_joined: |row, tx, amount, cur| {
+        format!(
+            "ligne {row} ({tx}, {} {cur})\u{a0}: n'a pas été approuvée",
+            super::Language::Fr.amount(amount)
+        )
+    },
+    void_altered: |row, tx, was, now| {
+        format!("ligne {row} ({tx})\u{a0}: {was} approuvés\u{a0}; {now} maintenant")
+    },
+    void_field: |name, value| match name {
+        "id" => format!("référence {value}"),
+        "account" => format!("compte {value}"),
+        "amount" => format!("montant {}", super::Language::Fr.amount(value)),
+        "currency" => format!("devise {value}"),
+        other => format!("{other} {value}"),
+    },
+    void_more: |n| format!("... et {n} autre(s) changement(s)"),
+    void_digest: |now, approved| {
+        format!(
+            "l'empreinte de l'ensemble des paiements est {now} maintenant, {approved} à l'approbation"
+        )
+    },
+    void_override: |o| format!("une dérogation depuis l'approbation\u{a0}: {o}"),
+    void_dropped: |n| format!("{n} dérogation(s) approuvée(s) plus enregistrée(s)"),
     stop_unauthorized: |msg, run| {
         format!(
             "le fournisseur a refusé la clé d'API ({msg})\u{a0}; plus rien n'a été envoyé. Corrigez la clé et relancez la même commande pour reprendre (ou closez le lot avec `payrun cancel {run}`)"
@@ -447,4 +486,67 @@ pub const TEXT: Text = Text {
     summary_notice: "avis\u{a0}: ",
     summary_approval: "approbation\u{a0}: ",
     not_approved_yet: "pas encore approuvé",
+    refused_preparer: |run, preparer| {
+        format!(
+            "le lot {run} a été préparé (importé) par {preparer}\u{a0}: l'approbateur doit être \
+             quelqu'un d'autre (quatre yeux)\u{a0}; demandez à un collègue de lancer `payrun approve {run}` sous son nom"
+        )
+    },
+    refused_not_initiated: |run, waiting| {
+        format!(
+            "{waiting} paiement(s) du lot {run} ne sont pas encore initiés\u{a0}: terminez l'initiation \
+             (`payrun run FICHIER --initiate-only`), puis approuvez les chiffres qu'elle affiche"
+        )
+    },
+    refused_empty: |run| {
+        format!("le lot {run} n'a aucun paiement initié\u{a0}: il n'y a rien à approuver")
+    },
+    refused_finished: |run| {
+        format!("le lot {run} est terminé\u{a0}: il n'y a plus rien à approuver")
+    },
+    refused_changed: |run| {
+        format!(
+            "le lot {run} a changé pendant que vous le regardiez (un paiement a été initié, annulé ou \
+             modifié)\u{a0}: rien n'a été enregistré\u{a0}; relancez `payrun approve {run}` pour le voir tel qu'il est"
+        )
+    },
+    refused_nothing_to_revoke: |run, standing| {
+        format!("le lot {run} n'a pas d'approbation à retirer ({standing})")
+    },
+    init_wrote: |p| format!("écrit\u{a0}: {p}"),
+    init_next: |csv| {
+        format!(
+            "suite\u{a0}: remplissez {csv} (ou le .xlsx), puis `payrun validate {csv}` et \
+             `payrun run {csv} --sandbox` pour une répétition"
+        )
+    },
+    init_wrote_for: |p, file| format!("écrit\u{a0}: {p} pour {file}"),
+    init_exists: |p, file| {
+        format!(
+            "# {p} existe et n'est pas modifié\u{a0}: collez-y cette table\u{a0}; puis vérifiez avec `payrun validate {file}`."
+        )
+    },
+    init_table_written: |p, file| {
+        format!(
+            "# La table [columns] écrite dans {p}\u{a0}; suite\u{a0}: `payrun validate {file}`."
+        )
+    },
+    sandbox_listening: |url| format!("bac à sable payrun à l'écoute sur {url}"),
+    sandbox_key: |key| format!("clé d'API\u{a0}: {key}"),
+    sandbox_seed: |seed| format!("graine\u{a0}: {seed}"),
+    probe_heading: |url, tx| {
+        format!("sondage payrun de {url} (paiement d'essai {tx}\u{a0}: initié, jamais exécuté)")
+    },
+    probe_labels: [
+        "envoyé\u{a0}:  ",
+        "réponse\u{a0}: ",
+        "corps\u{a0}:   ",
+        "profil\u{a0}:  ",
+        "constat\u{a0}: ",
+    ],
+    probe_no_answer: "pas de réponse",
+    probe_answer: |http, code| format!("{http}, code {code}"),
+    probe_marks: ["ok", "À VÉRIFIER"],
+    probe_resend_unsafe: |why| format!("renvoi\u{a0}: PAS sûr\u{a0}: {why}"),
+    probe_resend_unproven: |why| format!("renvoi\u{a0}: pas prouvé sûr\u{a0}: {why}"),
 };

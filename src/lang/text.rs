@@ -156,6 +156,25 @@ pub struct Text {
     pub override_skipped: fn(u64) -> String,
     pub override_second_payment: fn(u64, &str, &str, &str) -> String,
     pub override_more: fn(u64) -> String,
+    /// Why an approval is void: the approver prepared it (approver,
+    /// preparer); a currency's figures (currency, approved count and
+    /// total, count and total now: plain, the text writes them); a payout
+    /// left in a state (row, id, state shown), gone (row, id), not
+    /// approved (row, id, amount plain, currency), altered (row, id, what
+    /// was approved, what is now, each from `void_field`: field's machine
+    /// name, value); more changes; the digest (now, approved); an override
+    /// since (its sentence); approved overrides dropped.
+    pub void_self_approved: fn(&str, &str) -> String,
+    pub void_figures: fn(&str, u64, &str, u64, &str) -> String,
+    pub void_left: fn(u64, &str, &str) -> String,
+    pub void_gone: fn(u64, &str) -> String,
+    pub void_joined: fn(u64, &str, &str, &str) -> String,
+    pub void_altered: fn(u64, &str, &str, &str) -> String,
+    pub void_field: fn(&str, &str) -> String,
+    pub void_more: fn(u64) -> String,
+    pub void_digest: fn(&str, &str) -> String,
+    pub void_override: fn(&str) -> String,
+    pub void_dropped: fn(u64) -> String,
     /// Why a run stopped: the key refused (message, run), interrupted,
     /// the provider unreachable, a configuration error, the lease lost.
     pub stop_unauthorized: fn(&str, i64) -> String,
@@ -224,6 +243,41 @@ pub struct Text {
     pub summary_notice: &'static str,
     pub summary_approval: &'static str,
     pub not_approved_yet: &'static str,
+    /// `payrun init`: a file written (path); what to do next (the
+    /// template's name); the config written for a payroll (config, file);
+    /// the `[columns]` table's heading when the config exists (config,
+    /// file) and when it was written (config, file).
+    /// `payrun approve` refused: the preparer (run, preparer); payouts
+    /// not initiated (run, count); nothing initiated (run); finished
+    /// (run); changed meanwhile (run); nothing to revoke (run, where the
+    /// approval stands).
+    pub refused_preparer: fn(i64, &str) -> String,
+    pub refused_not_initiated: fn(i64, u64) -> String,
+    pub refused_empty: fn(i64) -> String,
+    pub refused_finished: fn(i64) -> String,
+    pub refused_changed: fn(i64) -> String,
+    pub refused_nothing_to_revoke: fn(i64, &str) -> String,
+    pub init_wrote: fn(&str) -> String,
+    pub init_next: fn(&str) -> String,
+    pub init_wrote_for: fn(&str, &str) -> String,
+    pub init_exists: fn(&str, &str) -> String,
+    pub init_table_written: fn(&str, &str) -> String,
+    /// `payrun sandbox`'s first lines: the URL (last on its line: scripts
+    /// take it), the API key, the seed.
+    pub sandbox_listening: fn(&str) -> String,
+    pub sandbox_key: fn(&str) -> String,
+    pub sandbox_seed: fn(u64) -> String,
+    /// `payrun probe`'s frame: the heading (URL, test payout id); the
+    /// labels of a step's lines (sent, answer, body, profile, finding);
+    /// no answer; an answer (HTTP part, code); a finding's mark (ok,
+    /// check); resend not safe (why), not proven (why).
+    pub probe_heading: fn(&str, &str) -> String,
+    pub probe_labels: [&'static str; 5],
+    pub probe_no_answer: &'static str,
+    pub probe_answer: fn(&str, &str) -> String,
+    pub probe_marks: [&'static str; 2],
+    pub probe_resend_unsafe: fn(&str) -> String,
+    pub probe_resend_unproven: fn(&str) -> String,
 }
 
 impl Text {

@@ -68,7 +68,7 @@ pub fn gather(store: &Store, run_id: i64, language: Language) -> Result<Option<A
     }
     // What the run was allowed beyond the rules: a second payment to a
     // person, a totals row used, rows left out as already paid.
-    notices.extend(store.overrides(run_id)?.lines());
+    notices.extend(store.overrides(run_id)?.lines_in(language));
     let unknown = counts.get(&State::Unknown).copied().unwrap_or(0);
     if unknown > 0 {
         notices.push((t.notice_unknown)(unknown));

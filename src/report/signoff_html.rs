@@ -138,7 +138,9 @@ mod tests {
         assert!(!h.contains("<b>Ama"), "{h}");
         f.standing = Standing::Void {
             approval: Box::default(),
-            why: vec!["row 3 <x>".into()],
+            why: vec![crate::signoff::Why::OverrideAdded(
+                crate::store::OverrideLine::Recorded("row 3 <x>".into()),
+            )],
         };
         let h = section(&f, Language::En);
         assert!(

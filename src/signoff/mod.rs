@@ -13,8 +13,14 @@
 //! override — voids it, and the refusal names what changed.
 
 pub mod record;
+mod why;
 
-use crate::store::{Action, ApprovalEvent, Change, Changes, PayoutSet, Preparer, RunInfo, Store};
+pub use why::{Why, change_in};
+
+use crate::lang::Language;
+use crate::store::{
+    Action, ApprovalEvent, Change, Changes, OverrideLine, PayoutSet, Preparer, RunInfo, Store,
+};
 use anyhow::{Context, Result};
 
 /// Where a run's approval stands.
@@ -33,7 +39,7 @@ pub enum Standing {
     /// preparer): void. `why` names each difference.
     Void {
         approval: Box<ApprovalEvent>,
-        why: Vec<String>,
+        why: Vec<Why>,
     },
 }
 
@@ -64,9 +70,18 @@ impl Standing {
         }
     }
 
-    /// [`Standing::describe`] in `language`. The reasons a void
-    /// approval lists are in English still (they are recorded sentences).
-    pub fn describe_in(&self, language: crate::lang::Language) -> String {
+    /// Why a void approval no longer holds, one sentence each, in
+    /// `language` (none for another standing).
+    pub fn reasons_in(&self, language: Language) -> Vec<String> {
+        match self {
+            Standing::Void { why, .. } => why.iter().map(|w| w.describe_in(language)).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// [`Standing::describe`] in `language`, the reasons of a void
+    /// approval too.
+    pub fn describe_in(&self, language: Language) -> String {
         let t = language.text();
         match self {
             Standing::Approved(a) => (t.standing_approved)(&a.by.shown(), &a.at),
@@ -81,9 +96,11 @@ impl Standing {
                 &revocation.at,
                 &revocation.reason,
             ),
-            Standing::Void { approval, why } => {
-                (t.standing_void)(&approval.by.shown(), &approval.at, &why.join("; "))
-            }
+            Standing::Void { approval, .. } => (t.standing_void)(
+                &approval.by.shown(),
+                &approval.at,
+                &self.reasons_in(language).join("; "),
+            ),
         }
     }
 
@@ -107,11 +124,11 @@ impl Standing {
                     format!(" ({})", revocation.reason)
                 }
             ),
-            Standing::Void { approval, why } => format!(
+            Standing::Void { approval, .. } => format!(
                 "the approval by {} at {} is void: {}",
                 approval.by.shown(),
                 approval.at,
-                why.join("; ")
+                self.reasons_in(Language::En).join("; ")
             ),
         }
     }
@@ -124,8 +141,9 @@ pub struct Facts {
     pub preparer: Option<Preparer>,
     /// The payout set now: what an approval would cover.
     pub set: PayoutSet,
-    /// The run's overrides, one sentence each (`Store::overrides`).
-    pub overrides: Vec<String>,
+    /// The run's overrides, one line each (`Store::overrides`); an
+    /// approval records their English sentences.
+    pub overrides: Vec<OverrideLine>,
     /// Every approval and revocation, oldest first.
     pub events: Vec<ApprovalEvent>,
     pub standing: Standing,
@@ -138,7 +156,7 @@ pub fn facts(store: &Store, run_id: i64) -> Result<Option<Facts>> {
     };
     let events = store.approval_events(run_id)?;
     let set = store.payout_set(run_id)?;
-    let overrides = store.overrides(run_id)?.lines();
+    let overrides = store.overrides(run_id)?.items();
     let preparer = store.preparer(run_id)?;
     let changes = match latest(&events) {
         Some(a) if a.action == Action::Approved && a.digest != set.digest => Some(
@@ -247,7 +265,7 @@ fn latest(events: &[ApprovalEvent]) -> Option<&ApprovalEvent> {
 pub fn judge(
     events: &[ApprovalEvent],
     set: &PayoutSet,
-    overrides: &[String],
+    overrides: &[OverrideLine],
     preparer: Option<&Preparer>,
     changes: Option<&Changes>,
 ) -> Standing {
@@ -266,43 +284,44 @@ pub fn judge(
     }
     let mut why = Vec::new();
     if let Some(p) = preparer.filter(|p| p.person.same_as(&last.by)) {
-        why.push(format!(
-            "{} approved a run {} prepared: the approver must be someone else",
-            last.by.shown(),
-            p.person.shown()
-        ));
+        why.push(Why::SelfApproved {
+            approver: last.by.shown(),
+            preparer: p.person.shown(),
+        });
     }
     why.extend(figure_changes(last, set));
     if last.digest != set.digest {
         match changes {
             Some(c) if c.total > 0 => {
-                why.extend(c.listed.iter().map(change_line));
+                why.extend(c.listed.iter().cloned().map(Why::Changed));
                 let more = c.total.saturating_sub(c.listed.len() as u64);
                 if more > 0 {
-                    why.push(format!("... and {more} more change(s)"));
+                    why.push(Why::MoreChanges(more));
                 }
             }
-            _ => why.push(format!(
-                "the payout set's digest is {} now, {} approved",
-                short(&set.digest),
-                short(&last.digest)
-            )),
+            _ => why.push(Why::Digest {
+                now: short(&set.digest).to_string(),
+                approved: short(&last.digest).to_string(),
+            }),
         }
     }
-    let added: Vec<&String> = overrides
+    // Approvals record the English sentences: compared as such.
+    let english: Vec<String> = overrides
         .iter()
-        .filter(|o| !last.overrides.contains(o))
+        .map(|o| o.describe_in(Language::En))
         .collect();
     let dropped = last
         .overrides
         .iter()
-        .filter(|o| !overrides.contains(o))
+        .filter(|o| !english.contains(o))
         .count();
-    for o in &added {
-        why.push(format!("an override since the approval: {o}"));
+    for (o, said) in overrides.iter().zip(&english) {
+        if !last.overrides.contains(said) {
+            why.push(Why::OverrideAdded(o.clone()));
+        }
     }
     if dropped > 0 {
-        why.push(format!("{dropped} approved override(s) no longer recorded"));
+        why.push(Why::OverridesDropped(dropped as u64));
     }
     if why.is_empty() {
         Standing::Approved(Box::new(last.clone()))
@@ -320,7 +339,7 @@ pub fn short(digest: &str) -> &str {
 }
 
 /// Per currency, how the figures now differ from those approved.
-fn figure_changes(approved: &ApprovalEvent, set: &PayoutSet) -> Vec<String> {
+fn figure_changes(approved: &ApprovalEvent, set: &PayoutSet) -> Vec<Why> {
     let mut out = Vec::new();
     let currencies: std::collections::BTreeSet<&String> =
         approved.figures.keys().chain(set.figures.keys()).collect();
@@ -328,41 +347,19 @@ fn figure_changes(approved: &ApprovalEvent, set: &PayoutSet) -> Vec<String> {
         let was = approved.figures.get(cur).cloned().unwrap_or_default();
         let now = set.figures.get(cur).cloned().unwrap_or_default();
         if was != now {
-            out.push(format!(
-                "{cur}: {} payout(s) totalling {} approved, {} totalling {} now",
-                was.count, was.total, now.count, now.total
-            ));
+            out.push(Why::Figures {
+                currency: cur.clone(),
+                was,
+                now,
+            });
         }
     }
     out
 }
 
-/// One change, for people.
+/// One change, for people, in English.
 pub fn change_line(c: &Change) -> String {
-    match c {
-        Change::Left {
-            row,
-            transaction_id,
-            state: Some(s),
-        } => format!("row {row} ({transaction_id}) is {s} since the approval"),
-        Change::Left {
-            row,
-            transaction_id,
-            state: None,
-        } => format!("row {row} ({transaction_id}) is gone since the approval"),
-        Change::Joined {
-            row,
-            transaction_id,
-            amount,
-            currency,
-        } => format!("row {row} ({transaction_id}, {amount} {currency}) was not approved"),
-        Change::Altered {
-            row,
-            transaction_id,
-            was,
-            now,
-        } => format!("row {row} ({transaction_id}): {was} approved, {now} now"),
-    }
+    change_in(c, Language::En)
 }
 
 #[cfg(test)]

@@ -10,31 +10,42 @@ use crate::store::{Action, ApprovalEvent, NewApproval, Store};
 use crate::who::Person;
 use anyhow::Result;
 
-/// Why an approval (or a revocation) is refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why an approval (or a revocation) is refused; said in a language by
+/// [`Refusal::describe_in`] (English as its `Display`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    #[error(
-        "run {run} was prepared (imported) by {preparer}: the approver must be someone else \
-         (four eyes); ask a colleague to run `payrun approve {run}` as themselves"
-    )]
     Preparer { run: i64, preparer: String },
-    #[error(
-        "{waiting} payout(s) of run {run} are not initiated yet: finish the initiation \
-         (`payrun run FILE --initiate-only`), then approve the figures it prints"
-    )]
     NotInitiated { run: i64, waiting: u64 },
-    #[error("run {run} has no initiated payout: there is nothing to approve")]
     Empty { run: i64 },
-    #[error("run {run} is finished: there is nothing left to approve")]
     Finished { run: i64 },
-    #[error(
-        "run {run} changed while you were looking at it (a payout was initiated, cancelled or \
-         altered): nothing was recorded; run `payrun approve {run}` again to see it as it is now"
-    )]
     Changed { run: i64 },
-    #[error("run {run} has no approval to revoke ({standing})")]
-    NothingToRevoke { run: i64, standing: String },
+    NothingToRevoke { run: i64, standing: Box<Standing> },
 }
+
+impl Refusal {
+    /// The refusal for people reading `language`.
+    pub fn describe_in(&self, language: crate::lang::Language) -> String {
+        let t = language.text();
+        match self {
+            Refusal::Preparer { run, preparer } => (t.refused_preparer)(*run, preparer),
+            Refusal::NotInitiated { run, waiting } => (t.refused_not_initiated)(*run, *waiting),
+            Refusal::Empty { run } => (t.refused_empty)(*run),
+            Refusal::Finished { run } => (t.refused_finished)(*run),
+            Refusal::Changed { run } => (t.refused_changed)(*run),
+            Refusal::NothingToRevoke { run, standing } => {
+                (t.refused_nothing_to_revoke)(*run, &standing.describe_in(language))
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe_in(crate::lang::Language::En))
+    }
+}
+
+impl std::error::Error for Refusal {}
 
 /// Whether `by` may approve the run of `facts` now: `Ok(false)` when it
 /// is approved already (nothing to record).
@@ -71,6 +82,11 @@ pub fn approve(
     if let Err(r) = check_approvable(facts, by) {
         return Ok(Err(r));
     }
+    let overrides: Vec<String> = facts
+        .overrides
+        .iter()
+        .map(|o| o.describe_in(crate::lang::Language::En))
+        .collect();
     let recorded = store.record_approval(&NewApproval {
         run_id: facts.run.id,
         action: Action::Approved,
@@ -78,7 +94,7 @@ pub fn approve(
         file_sha256: &facts.run.file_sha256,
         period: &facts.run.period,
         set: &facts.set,
-        overrides: &facts.overrides,
+        overrides: &overrides,
         revokes: None,
         reason: "",
     })?;
@@ -101,7 +117,7 @@ pub fn revoke(
         other => {
             return Ok(Err(Refusal::NothingToRevoke {
                 run: facts.run.id,
-                standing: other.describe(),
+                standing: Box::new(other.clone()),
             }));
         }
     };

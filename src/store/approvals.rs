@@ -203,12 +203,12 @@ pub enum Change {
         amount: String,
         currency: String,
     },
-    /// Its id, account, amount or currency differs from the approved one.
+    /// Its id, account, amount or currency differs from the approved one:
+    /// (field: `id`, `account`, `amount`, `currency`; approved; now).
     Altered {
         row: u64,
         transaction_id: String,
-        was: String,
-        now: String,
+        differs: Vec<(&'static str, String, String)>,
     },
 }
 
@@ -419,8 +419,7 @@ fn change_of(
             state,
         };
     };
-    let mut was = Vec::new();
-    let mut is = Vec::new();
+    let mut differs = Vec::new();
     for (name, a, b) in [
         ("id", &tx, &tx2),
         ("account", &account, &account2),
@@ -428,15 +427,13 @@ fn change_of(
         ("currency", &currency, &currency2),
     ] {
         if a != b {
-            was.push(format!("{name} {a}"));
-            is.push(format!("{name} {b}"));
+            differs.push((name, a.clone(), b.clone()));
         }
     }
     Change::Altered {
         row,
         transaction_id: tx,
-        was: was.join(", "),
-        now: is.join(", "),
+        differs,
     }
 }
 
@@ -518,8 +515,7 @@ mod tests {
             Change::Altered {
                 row: 2,
                 transaction_id: "tx-1".into(),
-                was: "amount 100".into(),
-                now: "amount 120".into()
+                differs: vec![("amount", "100".into(), "120".into())]
             }
         );
     }

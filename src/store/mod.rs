@@ -74,7 +74,7 @@ pub use approvals::{
 pub use errors::{ChangedMeanwhile, DuplicateIds, ImportError, WriteError, changed_meanwhile};
 pub use facade::{Import, Store};
 pub use lock::RunLock;
-pub use overrides::{NewOverride, Override, OverrideKind, Overrides};
+pub use overrides::{NewOverride, Override, OverrideKind, OverrideLine, Overrides};
 pub use person::PersonQuery;
 pub use shared::{LeaseTerms, Outstanding, WorkerInfo, WorkersBusy};
 pub use sqlite::APPLICATION_ID;

@@ -88,68 +88,82 @@ impl Overrides {
         self.second_payments_total == 0 && self.totals_row.is_none() && self.skipped_as_paid == 0
     }
 
-    /// One sentence per override, for a page or a summary: the totals row,
-    /// the rows skipped as already paid, then each second payment.
-    pub fn lines(&self) -> Vec<String> {
+    /// The overrides one per line, as data: the totals row, the rows
+    /// skipped as already paid, each second payment, then how many more.
+    pub fn items(&self) -> Vec<OverrideLine> {
         let mut out = Vec::new();
         if let Some(t) = &self.totals_row {
-            out.push(t.detail.clone());
+            out.push(OverrideLine::TotalsRow(t.clone()));
         }
         if self.skipped_as_paid > 0 {
-            out.push(format!(
-                "{} row(s) left out as already paid (or held) by earlier runs: listed in the \
-                 report as skipped, not paid again",
-                self.skipped_as_paid
-            ));
+            out.push(OverrideLine::Skipped(self.skipped_as_paid));
         }
         for s in &self.second_payments {
-            out.push(s.detail.clone());
+            out.push(OverrideLine::SecondPayment(s.clone()));
         }
         let more = self
             .second_payments_total
             .saturating_sub(self.second_payments.len() as u64);
         if more > 0 {
-            out.push(format!(
-                "... and {more} more second payment(s) (`payrun reconcile --audit`)"
-            ));
+            out.push(OverrideLine::More(more));
         }
         out
     }
+
+    /// One sentence per override, in English (as approvals record them).
+    pub fn lines(&self) -> Vec<String> {
+        self.lines_in(crate::lang::Language::En)
+    }
+
+    /// [`Overrides::lines`] for people reading `language`.
+    pub fn lines_in(&self, language: crate::lang::Language) -> Vec<String> {
+        self.items()
+            .iter()
+            .map(|o| o.describe_in(language))
+            .collect()
+    }
 }
 
-impl Overrides {
-    /// [`Overrides::lines`] for people reading `language`: the recorded
-    /// English sentences in English; in another language, sentences made
-    /// from the recorded figures (row, amount grouped, currency, id).
-    pub fn lines_in(&self, language: crate::lang::Language) -> Vec<String> {
-        if language == crate::lang::Language::En {
-            return self.lines();
-        }
+/// One line of a run's overrides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OverrideLine {
+    /// The totals row used as a control total.
+    TotalsRow(Override),
+    /// Rows left out as already paid (or held) by earlier runs.
+    Skipped(u64),
+    /// A second payment let through.
+    SecondPayment(Override),
+    /// Second payments beyond those listed.
+    More(u64),
+    /// A sentence as an approval recorded it (said as is).
+    Recorded(String),
+}
+
+impl OverrideLine {
+    /// The sentence for people reading `language`. In English, a totals
+    /// row and a second payment are their recorded sentences; in another
+    /// language, made from the recorded figures (row, amount grouped,
+    /// currency, id).
+    pub fn describe_in(&self, language: crate::lang::Language) -> String {
         let t = language.text();
+        let english = language == crate::lang::Language::En;
         let amount = |o: &Override| language.amount(o.amount.as_deref().unwrap_or(""));
         let cur = |o: &Override| o.currency.clone().unwrap_or_default();
-        let mut out = Vec::new();
-        if let Some(o) = &self.totals_row {
-            out.push((t.override_totals_row)(o.row, &amount(o), &cur(o)));
-        }
-        if self.skipped_as_paid > 0 {
-            out.push((t.override_skipped)(self.skipped_as_paid));
-        }
-        for o in &self.second_payments {
-            out.push((t.override_second_payment)(
+        match self {
+            OverrideLine::TotalsRow(o) | OverrideLine::SecondPayment(o) if english => {
+                o.detail.clone()
+            }
+            OverrideLine::TotalsRow(o) => (t.override_totals_row)(o.row, &amount(o), &cur(o)),
+            OverrideLine::SecondPayment(o) => (t.override_second_payment)(
                 o.row,
                 &amount(o),
                 &cur(o),
                 o.transaction_id.as_deref().unwrap_or("-"),
-            ));
+            ),
+            OverrideLine::Skipped(n) => (t.override_skipped)(*n),
+            OverrideLine::More(n) => (t.override_more)(*n),
+            OverrideLine::Recorded(s) => s.clone(),
         }
-        let more = self
-            .second_payments_total
-            .saturating_sub(self.second_payments.len() as u64);
-        if more > 0 {
-            out.push((t.override_more)(more));
-        }
-        out
     }
 }
 
